@@ -1,0 +1,321 @@
+"""The built-in agent: rounds, dispatch, limits (SPEC §4).
+
+run → round (ask the model, stream its answer into items) → dispatch the
+calls under the policy → append the results → the next round, until an
+answer calls no tool or a limit stops it. The loop knows the provider only
+through the `Provider` protocol and tools only through the registry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_cli.backends.context import to_messages
+from agent_cli.engine.backend import Run, RunResult, StopReason
+from agent_cli.engine.items import AssistantItem, ToolCall, ToolItem
+from agent_cli.policy.modes import PolicyDecision, Rules, Verdict, decide, offered
+from agent_cli.providers.base import (
+    Provider,
+    ReasoningDelta,
+    Request,
+    Retrying,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    Usage,
+)
+from agent_cli.tools.base import (
+    STORED_RESULT_CAP,
+    ArgumentError,
+    Effect,
+    Tool,
+    ToolContext,
+    ToolRegistry,
+    ToolResult,
+    partial_arguments,
+)
+
+DEFAULT_MAX_ROUNDS = 30
+SAME_FAILURE_LIMIT = 3
+# While a call is being written, its card is updated at most once per this many bytes.
+COMPOSING_UPDATE_BYTES = 512
+# Titles are recomputed from partial arguments only while they are this short.
+TITLE_SCAN_LIMIT = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class LoopSettings:
+    model: str
+    workspace: Path
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+
+
+class BuiltinLoop:
+    """The Backend that runs the conversation with a model and the built-in tools."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        tools: ToolRegistry,
+        context: ToolContext,
+        settings: LoopSettings,
+        system_prompt: Callable[[str], str],
+        rules: Rules | None = None,
+    ) -> None:
+        self.provider = provider
+        self.tools = tools
+        self.context = context
+        self.settings = settings
+        self.system_prompt = system_prompt
+        self.rules = rules
+
+    async def aclose(self) -> None:
+        await self.provider.aclose()
+
+    async def run(self, run: Run) -> RunResult:
+        system = self.system_prompt(run.mode)  # once per message: byte-identical rounds
+        failures = _FailureTracker()
+        for _ in range(self.settings.max_rounds):
+            run.rounds += 1
+            calls = await self._round(run, system)
+            if not calls:
+                return RunResult(StopReason.ANSWERED)
+            await self._dispatch(run, calls)
+            if failures.repeated(calls):
+                run.notice(
+                    f"Stopped: the same call failed the same way {SAME_FAILURE_LIMIT} times in a "
+                    "row. Say how to go on, or change the request.",
+                    "warn",
+                )
+                return RunResult(StopReason.REPEATED_FAILURE)
+        run.notice(
+            f"Stopped after {self.settings.max_rounds} rounds, the limit for one message. "
+            "Send another message to let it go on.",
+            "warn",
+        )
+        return RunResult(StopReason.ROUND_LIMIT)
+
+    # ------------------------------------------------------------ a round
+
+    async def _round(self, run: Run, system: str) -> list[ToolItem]:
+        """Ask the model once; stream its answer into items; return the calls it made."""
+        tools = offered(self.tools, run.mode)
+        request = Request(
+            model=self.settings.model,
+            system=system,
+            messages=to_messages(run.conversation.items),
+            tools=tuple(t.spec for t in tools),
+        )
+        stream = _RoundStream(run, self.tools)
+        async for event in self.provider.stream(request):
+            stream.on(event)
+        return stream.finish()
+
+    # ---------------------------------------------------------- dispatch
+
+    async def _dispatch(self, run: Run, items: list[ToolItem]) -> None:
+        """Reads run together; a change runs alone, in the model's order."""
+        reads: list[ToolItem] = []
+        for item in items:
+            tool = self.tools.get(item.tool)
+            if tool is None or tool.effect is Effect.READ:
+                reads.append(item)
+                continue
+            await self._call_all(run, reads)
+            reads = []
+            await self._call(run, item)
+        await self._call_all(run, reads)
+
+    async def _call_all(self, run: Run, items: list[ToolItem]) -> None:
+        if len(items) == 1:
+            await self._call(run, items[0])
+        elif items:
+            await asyncio.gather(*(self._call(run, item) for item in items))
+
+    async def _call(self, run: Run, item: ToolItem) -> None:
+        tool = self.tools.get(item.tool)
+        if tool is None:
+            names = ", ".join(t.name for t in offered(self.tools, run.mode))
+            return _fail(run, item, f"There is no tool {item.tool!r}. The tools are: {names}.")
+        try:
+            args = tool.check(_parse_arguments(item.args))
+        except ArgumentError as e:
+            return _fail(
+                run,
+                item,
+                f"Not done: the {tool.name} call's {e}. Call it again with complete, valid "
+                "JSON arguments.",
+            )
+        verdict = decide(tool, args, run.mode, self.settings.workspace, self.rules)
+        if verdict.verdict is Verdict.REFUSE:
+            return _finish(run, item, ToolResult(verdict.reason, is_error=True), "denied")
+        if verdict.verdict is Verdict.ASK and not await self._approved(run, tool, item, args):
+            return None
+        await self._execute(run, tool, item, args, verdict)
+        return None
+
+    async def _approved(self, run: Run, tool: Tool, item: ToolItem, args: dict) -> bool:
+        from agent_cli.engine.approval import ApprovalRequest
+
+        command = args.get("command", "") if tool.effect is Effect.EXEC else ""
+        kind = "command" if command else "edit" if tool.effect is Effect.WRITE else "tool"
+        request = ApprovalRequest(item, kind, command=command, cwd=str(self.settings.workspace))
+        decision = await run.ask(request)
+        if decision.allowed:
+            return True
+        reason = f" They said: {decision.reason}" if decision.reason else ""
+        text = f"The person declined this call; nothing was done.{reason}"
+        _finish(run, item, ToolResult(text, is_error=True), "denied")
+        return False
+
+    async def _execute(
+        self, run: Run, tool: Tool, item: ToolItem, args: dict, verdict: PolicyDecision
+    ) -> None:
+        item.state = "running"
+        item.rule = verdict.rule
+        run.update(item)
+        try:
+            result = await tool.run(self.context, args)
+        except (ArgumentError, OSError, ValueError) as e:
+            result = ToolResult(f"{tool.name} failed: {e}", is_error=True)
+        _finish(run, item, result, "error" if result.is_error else "done")
+
+
+class _RoundStream:
+    """Turns one round's stream events into items as they arrive."""
+
+    def __init__(self, run: Run, tools: ToolRegistry) -> None:
+        self.run = run
+        self.tools = tools
+        self.assistant: AssistantItem | None = None
+        self.calls: dict[int, ToolItem] = {}
+        self._reported: dict[int, int] = {}
+
+    def on(self, event: object) -> None:
+        run = self.run
+        if type(event) is TextDelta:
+            item = self.assistant or self._start()
+            item.text += event.text
+            run.delta(item, text=event.text)
+        elif type(event) is ReasoningDelta:
+            item = self.assistant or self._start()
+            item.reasoning += event.text
+            run.delta(item, reasoning=event.text)
+        elif type(event) is ToolCallStarted:
+            self._call(event.index, event.id, event.name)
+        elif type(event) is ToolCallDelta:
+            self._grow(event.index, event.fragment)
+        elif type(event) is ToolCallFinished:
+            self._written(event)
+        elif type(event) is Usage:
+            run.add_usage(event)
+        elif type(event) is Retrying:
+            run.notice(
+                f"The model service failed ({event.reason}); trying again in "
+                f"{event.delay:.1f} s (retry {event.attempt}).",
+                "warn",
+            )
+
+    def finish(self) -> list[ToolItem]:
+        if self.assistant is not None:
+            self.assistant.streaming = False
+            self.run.update(self.assistant, save=True)
+        return [self.calls[i] for i in sorted(self.calls)]
+
+    def _start(self) -> AssistantItem:
+        self.assistant = AssistantItem()
+        self.run.add(self.assistant)
+        return self.assistant
+
+    def _call(self, index: int, call_id: str, name: str) -> ToolItem:
+        if self.assistant is None:
+            self._start()
+        item = ToolItem(tool=name, call_id=call_id, title=self._title(name, ""))
+        tool = self.tools.get(name)
+        item.mcp = tool.mcp if tool else ""
+        self.calls[index] = item
+        self._reported[index] = 0
+        self.run.add(item)
+        return item
+
+    def _grow(self, index: int, fragment: str) -> None:
+        item = self.calls.get(index)
+        if item is None:
+            return
+        item.args += fragment
+        item.bytes += len(fragment.encode())
+        if item.bytes - self._reported[index] >= COMPOSING_UPDATE_BYTES or item.bytes < 256:
+            self._reported[index] = item.bytes
+            if item.bytes < TITLE_SCAN_LIMIT:
+                item.title = self._title(item.tool, item.args)
+            self.run.update(item)
+
+    def _written(self, event: ToolCallFinished) -> None:
+        item = self.calls.get(event.index) or self._call(event.index, event.id, event.name)
+        item.args = event.arguments
+        item.bytes = len(event.arguments.encode())
+        item.title = self._title(item.tool, event.arguments)
+        assert self.assistant is not None
+        self.assistant.tool_calls.append(ToolCall(item.call_id, item.tool, event.arguments))
+        self.run.update(item)
+
+    def _title(self, name: str, arguments: str) -> str:
+        tool = self.tools.get(name)
+        if tool is None:
+            return name
+        try:
+            return tool.title(partial_arguments(arguments))
+        except (KeyError, TypeError, ValueError):
+            return name
+
+
+class _FailureTracker:
+    """Counts the same call failing the same way in a row."""
+
+    def __init__(self) -> None:
+        self.last: tuple[str, str, str] | None = None
+        self.count = 0
+
+    def repeated(self, items: list[ToolItem]) -> bool:
+        for item in items:
+            if item.state != "error":
+                self.last, self.count = None, 0
+                continue
+            key = (item.tool, item.args, item.result)
+            self.count = self.count + 1 if key == self.last else 1
+            self.last = key
+        return self.count >= SAME_FAILURE_LIMIT
+
+
+def _parse_arguments(text: str) -> dict:
+    """Parse a call's arguments once; a model cut off mid-call gets the parser's reason."""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        raise ArgumentError(f"arguments are not valid JSON ({e})") from e
+    if not isinstance(value, dict):
+        raise ArgumentError(f"arguments must be a JSON object, not {type(value).__name__}")
+    return value
+
+
+def _fail(run: Run, item: ToolItem, message: str) -> None:
+    _finish(run, item, ToolResult(message, is_error=True), "error")
+
+
+def _finish(run: Run, item: ToolItem, result: ToolResult, state: str) -> None:
+    text = result.text
+    if len(text) > STORED_RESULT_CAP:
+        text = text[:STORED_RESULT_CAP] + "\n[... the rest was not kept ...]"
+    item.result = text
+    item.is_error = result.is_error
+    item.diff = result.diff or item.diff
+    item.file = result.file or item.file
+    item.state = state  # type: ignore[assignment]
+    run.update(item, save=True)

@@ -1,0 +1,43 @@
+"""The command line: flags → Settings → wiring → a front end → an exit code.
+
+Startup is lazy on purpose: `agent --version` imports nothing but this
+module, `--help` only Typer, and a command imports what it uses when it runs.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from agent_cli import __version__
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if argv in (["--version"], ["-V"]):  # the fast path: no Typer, no imports
+        print(f"agent {__version__}")
+        sys.exit(EXIT_OK)
+    app = _app()
+    try:
+        app(args=argv, prog_name="agent", standalone_mode=True)
+    except KeyboardInterrupt:
+        sys.exit(EXIT_INTERRUPTED)
+
+
+def _app():  # -> typer.Typer; built on demand so `--version` never imports Typer
+    import typer
+
+    from agent_cli.commands import register
+
+    app = typer.Typer(
+        name="agent",
+        help='A terminal coding agent. Run `agent run "..."` for a one-shot answer.',
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+        no_args_is_help=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    register(app)
+    return app

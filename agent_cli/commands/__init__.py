@@ -1,0 +1,15 @@
+"""The CLI's commands, one module per command (group), all registered by `register`.
+
+They live apart from `cli.py` so that `agent --version` never imports Typer.
+"""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    from agent_cli.commands import root, run
+
+    root.register(app)
+    run.register(app)

@@ -1,0 +1,179 @@
+"""`agent run`: a one-shot conversation for scripts and CI (SPEC §1)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from agent_cli.commands.common import guarded, start_debug_log, workspace_from
+from agent_cli.errors import UsageError
+
+if TYPE_CHECKING:
+    from agent_cli.settings import Flags
+    from agent_cli.wiring import Opening
+
+STDIN_CAP = 256 * 1024
+
+
+class Output(StrEnum):
+    text = "text"
+    json = "json"
+    stream_json = "stream-json"
+
+
+class Mode(StrEnum):
+    ask = "ask"
+    read_only = "read-only"
+    full = "full"
+
+
+def register(app: typer.Typer) -> None:
+    app.command(
+        "run",
+        epilog='Examples: agent run "fix the failing test" · cat log | agent run "why?" · '
+        'echo "prompt" | agent run · agent run --continue "and now?" · '
+        'agent run --output stream-json "..." | jq',
+    )(run)
+
+
+def run(
+    prompt: Annotated[
+        str | None,
+        typer.Argument(help="The request. `-` (or none, with a pipe) reads it from stdin."),
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="The model to use.")] = None,
+    provider: Annotated[str | None, typer.Option(help="The provider (a config entry).")] = None,
+    mode: Annotated[
+        Mode | None,
+        typer.Option(help="ask, read-only or full. Default: ask on a terminal, else read-only."),
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Allow every change (mode full).")
+    ] = False,
+    output: Annotated[Output, typer.Option("--output", "-o", help="text, json or stream-json.")] = (
+        Output.text
+    ),
+    max_rounds: Annotated[
+        int | None, typer.Option(min=1, help="Round limit for this message (default 30).")
+    ] = None,
+    continue_last: Annotated[
+        bool, typer.Option("--continue", "-c", help="Go on with the last conversation here.")
+    ] = False,
+    resume: Annotated[str | None, typer.Option(help="Go on with conversation ID.")] = None,
+    no_save: Annotated[bool, typer.Option("--no-save", help="Do not store the conversation.")] = (
+        False
+    ),
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answer.")] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Write a debug log; show tracebacks.")
+    ] = False,
+    cwd: Annotated[Path | None, typer.Option(help="Work in this folder.")] = None,
+) -> None:
+    """Run one request to its end and print the answer (for scripts and CI)."""
+
+    def action() -> int:
+        from agent_cli.settings import Flags
+        from agent_cli.wiring import Opening
+
+        if debug:
+            start_debug_log()
+        options = RunOptions(
+            prompt=read_prompt(prompt),
+            mode="full" if yes else mode.value if mode else None,
+            output=output.value,
+            quiet=quiet,
+            opening=Opening(resume=resume, continue_last=continue_last, save=not no_save),
+            flags=Flags(model=model, provider=provider, max_rounds=max_rounds, debug=debug),
+            cwd=cwd,
+        )
+        return _run(options)
+
+    raise typer.Exit(guarded(debug, action))
+
+
+def read_prompt(prompt: str | None) -> str:
+    """The prompt from the argument and/or stdin (SPEC §1)."""
+    stdin = sys.stdin
+    piped = stdin is not None and not stdin.isatty()
+    if prompt is None or prompt == "-":
+        if not piped:
+            raise UsageError('Give a request: agent run "your request", or pipe one in.')
+        text, _ = _read_capped(stdin)
+        if not text.strip():
+            raise UsageError('stdin was empty — give a request: agent run "your request".')
+        return text.strip()
+    if piped:
+        data, total = _read_capped(stdin)
+        if data.strip():
+            if total > STDIN_CAP:
+                print(
+                    f"agent: stdin was {total:,} bytes; only the first {STDIN_CAP:,} bytes "
+                    "were included.",
+                    file=sys.stderr,
+                )
+            return f"{prompt}\n\n{_fenced(data)}"
+    return prompt
+
+
+def _read_capped(stream) -> tuple[str, int]:
+    """Read at most STDIN_CAP bytes and count the rest without keeping it."""
+    buffer = stream.buffer
+    data = buffer.read(STDIN_CAP)
+    total = len(data)
+    while chunk := buffer.read(1 << 16):
+        total += len(chunk)
+    return data.decode("utf-8", "replace"), total
+
+
+def _fenced(text: str) -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}\n{text.rstrip()}\n{fence}"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    prompt: str
+    mode: str | None
+    output: str
+    quiet: bool
+    opening: Opening
+    flags: Flags
+    cwd: Path | None
+
+
+def _run(options: RunOptions) -> int:
+    import asyncio
+
+    from agent_cli import wiring
+    from agent_cli.frontends.run import run_once
+    from agent_cli.settings import load_settings
+
+    workspace = workspace_from(options.cwd)
+    settings = load_settings(workspace, replace(options.flags, mode=options.mode))
+    for warning in settings.warnings:
+        print(f"agent: {warning}", file=sys.stderr)
+    provider_settings = settings.require_provider()
+    terminal = sys.stdin is not None and sys.stdin.isatty()
+    run_mode = settings.mode or ("ask" if terminal else "read-only")
+    store = wiring.make_store()
+    conversation = wiring.open_conversation(settings, store, options.opening, run_mode)
+
+    async def go() -> int:
+        client = wiring.make_provider(provider_settings, settings)
+        try:
+            chosen = await wiring.choose_model(client, settings)
+        except BaseException:
+            await client.aclose()
+            raise
+        saving = store if options.opening.save else None
+        session = wiring.build_session(settings, conversation, saving, client, chosen)
+        return await run_once(session, options.prompt, options.output, options.quiet, None)
+
+    return asyncio.run(go())

@@ -1,0 +1,121 @@
+"""The Backend protocol a run is done through, and the `Run` lent to it.
+
+A backend (the built-in loop, or an external agent over ACP) does one run of a
+conversation and reports only through the `Run`: it appends and grows items,
+asks for approvals, and says why it stopped. A front end cannot tell which
+backend is running.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+from agent_cli.engine.approval import ApprovalRequest, Decision
+from agent_cli.engine.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    Delta,
+    Event,
+    ItemAdded,
+    ItemUpdated,
+    NoticeEvent,
+    UsageEvent,
+)
+from agent_cli.engine.items import Conversation, Item, NoticeItem, NoticeLevel
+from agent_cli.providers.base import Usage
+
+NO_USAGE = Usage()
+
+
+class StopReason(StrEnum):
+    """Why a run ended; `run_finished.reason` and `--output json`'s `stopped_reason`."""
+
+    ANSWERED = "answered"
+    ROUND_LIMIT = "round_limit"
+    REPEATED_FAILURE = "repeated_failure"
+    STOPPED = "stopped"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    reason: StopReason
+    error: str = ""
+    rounds: int = 0  # filled in by the Session
+    usage: Usage = NO_USAGE
+
+
+class Run:
+    """What a backend may do during one run; every change becomes an event."""
+
+    def __init__(
+        self,
+        conversation: Conversation,
+        publish: Callable[[Event], None],
+        mode: Callable[[], str],
+        checkpoint: Callable[[], None],
+    ) -> None:
+        self.conversation = conversation
+        self._publish = publish
+        self._mode = mode
+        self._checkpoint = checkpoint
+        self.rounds = 0
+        self.usage = Usage()
+        self.pending: list[ApprovalRequest] = []
+
+    @property
+    def mode(self) -> str:
+        """Read on every call: the person may switch it while a run waits."""
+        return self._mode()
+
+    def add(self, item: Item) -> None:
+        self.conversation.items.append(item)
+        self._publish(ItemAdded(item))
+
+    def update(self, item: Item, *, save: bool = False) -> None:
+        self._publish(ItemUpdated(item))
+        if save:
+            self._checkpoint()
+
+    def delta(self, item: Item, text: str = "", reasoning: str = "") -> None:
+        self._publish(Delta(item.id, text, reasoning))
+
+    def notice(self, text: str, level: NoticeLevel = "info") -> None:
+        self.add(NoticeItem(text, level))
+        self._publish(NoticeEvent(text, level))
+
+    def add_usage(self, usage: Usage) -> None:
+        self.usage = self.usage + usage
+        self.conversation.usage = self.conversation.usage + usage
+        self._publish(UsageEvent(usage, self.conversation.usage))
+
+    def save(self) -> None:
+        """Persist the conversation now (at item boundaries, never per delta)."""
+        self._checkpoint()
+
+    async def ask(self, request: ApprovalRequest) -> Decision:
+        """Publish an approval request and wait for a front end to resolve it."""
+        request.item.state = "waiting"
+        self.pending.append(request)
+        self.update(request.item)
+        self._publish(ApprovalRequested(request))
+        try:
+            decision = await request.wait()
+        finally:
+            self.pending.remove(request)
+        self._publish(ApprovalResolved(request.item.id, decision.answer, decision.reason))
+        return decision
+
+
+class Backend(Protocol):
+    """Does runs of one conversation. `run` may be cancelled at any await (a stop)."""
+
+    async def run(self, run: Run) -> RunResult: ...
+
+    async def aclose(self) -> None: ...
+
+
+BackendFactory = Callable[[Conversation], Backend]

@@ -1,0 +1,174 @@
+"""A conversation and its items, with their JSON round trip (SPEC §3).
+
+Items are small mutable records: the Session owns them and lends the
+conversation to a backend for a run, which appends and grows them (a streamed
+answer grows delta by delta). JSON is produced and parsed here, only here.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar, Literal
+
+from agent_cli.providers.base import Usage
+
+ToolState = Literal["composing", "running", "waiting", "done", "denied", "error"]
+NoticeLevel = Literal["info", "warn", "error"]
+RunState = Literal["idle", "running"]
+
+TITLE_LENGTH = 80
+
+
+def new_id() -> str:
+    return secrets.token_hex(6)
+
+
+def new_conversation_id() -> str:
+    """Sortable by creation time: a UTC timestamp, then randomness."""
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+@dataclass(slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # as the model wrote it; may not be valid JSON
+
+
+@dataclass(slots=True)
+class UserItem:
+    kind: ClassVar[str] = "user"
+    text: str
+    id: str = field(default_factory=new_id)
+
+
+@dataclass(slots=True)
+class AssistantItem:
+    kind: ClassVar[str] = "assistant"
+    text: str = ""
+    reasoning: str = ""
+    streaming: bool = True
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    id: str = field(default_factory=new_id)
+
+
+@dataclass(slots=True)
+class ToolItem:
+    kind: ClassVar[str] = "tool"
+    tool: str
+    call_id: str
+    title: str = ""
+    args: str = ""  # the arguments text as written
+    state: ToolState = "composing"
+    bytes: int = 0
+    result: str = ""
+    is_error: bool = False
+    diff: str = ""
+    file: str = ""
+    shortened: bool = False
+    mcp: str = ""
+    rule: str = ""  # the rule (and its scope) that allowed this call, if one did
+    id: str = field(default_factory=new_id)
+
+
+@dataclass(slots=True)
+class NoticeItem:
+    kind: ClassVar[str] = "notice"
+    text: str
+    level: NoticeLevel = "info"
+    id: str = field(default_factory=new_id)
+
+
+Item = UserItem | AssistantItem | ToolItem | NoticeItem
+
+_KINDS: dict[str, type[Item]] = {
+    cls.kind: cls for cls in (UserItem, AssistantItem, ToolItem, NoticeItem)
+}
+
+
+def item_to_json(item: Item) -> dict[str, Any]:
+    data = {"kind": item.kind}
+    data.update(asdict(item))
+    return data
+
+
+def item_from_json(data: dict[str, Any]) -> Item:
+    cls = _KINDS[data["kind"]]
+    known = {f.name for f in fields(cls)}
+    values = {k: v for k, v in data.items() if k in known}
+    if cls is AssistantItem:
+        values["tool_calls"] = [ToolCall(**c) for c in values.get("tool_calls", [])]
+    return cls(**values)
+
+
+@dataclass(slots=True)
+class Conversation:
+    workspace: str
+    id: str = field(default_factory=new_conversation_id)
+    title: str = ""
+    mode: str = "ask"
+    model: str = ""  # the route: "provider/model"
+    agent: str = "builtin"
+    agent_session: str = ""  # an external agent's session id, to resume it
+    created: float = field(default_factory=time.time)
+    updated: float = field(default_factory=time.time)
+    usage: Usage = field(default_factory=Usage)
+    state: RunState = "idle"
+    pid: int = 0  # the process running it, while `state` is "running"
+    items: list[Item] = field(default_factory=list)
+
+    def set_title_from(self, prompt: str) -> None:
+        if not self.title:
+            line = " ".join(prompt.split())
+            self.title = line[:TITLE_LENGTH] + ("…" if len(line) > TITLE_LENGTH else "")
+
+    def find(self, item_id: str) -> Item | None:
+        for item in reversed(self.items):
+            if item.id == item_id:
+                return item
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "id": self.id,
+            "title": self.title,
+            "workspace": self.workspace,
+            "mode": self.mode,
+            "model": self.model,
+            "agent": self.agent,
+            "agent_session": self.agent_session,
+            "created": self.created,
+            "updated": self.updated,
+            "usage": asdict(self.usage),
+            "state": self.state,
+            "pid": self.pid,
+            "items": [item_to_json(i) for i in self.items],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Conversation:
+        return cls(
+            workspace=data["workspace"],
+            id=data["id"],
+            title=data.get("title", ""),
+            mode=data.get("mode", "ask"),
+            model=data.get("model", ""),
+            agent=data.get("agent", "builtin"),
+            agent_session=data.get("agent_session", ""),
+            created=data.get("created", 0.0),
+            updated=data.get("updated", 0.0),
+            usage=Usage(**data.get("usage", {})),
+            state=data.get("state", "idle"),
+            pid=data.get("pid", 0),
+            items=[item_from_json(i) for i in data.get("items", [])],
+        )
+
+    def mark_running(self) -> None:
+        self.state, self.pid = "running", os.getpid()
+
+    def mark_idle(self) -> None:
+        self.state, self.pid = "idle", 0

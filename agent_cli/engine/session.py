@@ -1,0 +1,152 @@
+"""Session: the one object front ends talk to.
+
+It owns one conversation (its items, mode, the approval queue, persistence)
+and does runs through a backend it gets from a factory, so the engine never
+imports a backend. Front ends call `send`, `stop`, `set_mode` and resolve
+approval requests; they learn everything else from events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import replace
+
+from agent_cli.engine.approval import ApprovalRequest
+from agent_cli.engine.backend import Backend, BackendFactory, Run, RunResult, StopReason
+from agent_cli.engine.events import Event, EventBus, NoticeEvent, RunFinished, RunStarted
+from agent_cli.engine.items import AssistantItem, Conversation, ToolItem, UserItem
+from agent_cli.engine.store import Store
+from agent_cli.errors import AgentError, StoreError, UsageError
+
+log = logging.getLogger(__name__)
+
+STOPPED_RESULT = "The run was stopped before this call finished; it did not complete."
+
+
+class Session:
+    def __init__(
+        self,
+        conversation: Conversation,
+        backend_factory: BackendFactory,
+        store: Store | None,
+    ) -> None:
+        self.conversation = conversation
+        self.events = EventBus()
+        self._backend_factory = backend_factory
+        self._backend: Backend | None = None
+        self._store = store
+        self._task: asyncio.Task[RunResult] | None = None
+        self._run: Run | None = None
+        self._save_failed = False
+
+    # ------------------------------------------------------------ queries
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    @property
+    def mode(self) -> str:
+        return self.conversation.mode
+
+    @property
+    def pending_approvals(self) -> list[ApprovalRequest]:
+        return list(self._run.pending) if self._run else []
+
+    # ----------------------------------------------------------- commands
+
+    def set_mode(self, mode: str) -> None:
+        """Takes effect at the next call, even while a run waits."""
+        self.conversation.mode = mode
+
+    async def send(self, text: str) -> RunResult:
+        """Append a user message and run the conversation until it stops."""
+        if self.running:
+            raise UsageError("A run is already going on in this conversation — wait or stop it.")
+        conversation = self.conversation
+        conversation.set_title_from(text)
+        run = Run(conversation, self._publish, lambda: conversation.mode, self.save)
+        self._run = run
+        conversation.mark_running()
+        run.add(UserItem(text))
+        self.save()
+        self._publish(RunStarted(conversation.id))
+        self._task = asyncio.ensure_future(self._do_run(run))
+        try:
+            result = await asyncio.shield(self._task)
+        except asyncio.CancelledError:
+            # Our caller was cancelled (e.g. the whole program is closing): stop the run too.
+            self.stop()
+            result = await self._task
+        return result
+
+    def stop(self) -> None:
+        """Stop the run: approvals end denied, commands are killed, the stream is closed."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def aclose(self) -> None:
+        self.stop()
+        if self._task is not None:
+            with contextlib.suppress(BaseException):
+                await self._task
+        if self._backend is not None:
+            await self._backend.aclose()
+            self._backend = None
+
+    def save(self) -> None:
+        """Persist the conversation; a failure becomes one notice and never loses the run."""
+        if self._store is None:
+            return
+        try:
+            self._store.save(self.conversation)
+        except StoreError as e:
+            if not self._save_failed:
+                self._save_failed = True
+                self._publish(NoticeEvent(str(e), "error"))
+        else:
+            self._save_failed = False
+
+    # ----------------------------------------------------------- internals
+
+    def _publish(self, event: Event) -> None:
+        self.events.publish(event)
+
+    async def _do_run(self, run: Run) -> RunResult:
+        try:
+            if self._backend is None:
+                self._backend = self._backend_factory(self.conversation)
+            result = await self._backend.run(run)
+        except asyncio.CancelledError:
+            result = RunResult(StopReason.STOPPED)
+        except AgentError as e:
+            run.notice(str(e), "error")
+            result = RunResult(StopReason.ERROR, str(e))
+        except Exception as e:
+            log.exception("the run failed")
+            message = f"The run failed unexpectedly: {e!r} — run again with --debug for details."
+            run.notice(message, "error")
+            result = RunResult(StopReason.ERROR, message)
+        result = replace(result, rounds=run.rounds, usage=run.usage)
+        self._finish_items(run, result)
+        self.conversation.mark_idle()
+        self.save()
+        self._run = None
+        self._publish(RunFinished(result.reason.value, result.error))
+        return result
+
+    def _finish_items(self, run: Run, result: RunResult) -> None:
+        """After a stop or an error, leave no item half-done: every call gets an outcome."""
+        for item in self.conversation.items:
+            if isinstance(item, AssistantItem) and item.streaming:
+                item.streaming = False
+                run.update(item)
+            elif isinstance(item, ToolItem) and item.state in ("composing", "running", "waiting"):
+                item.state = "denied" if item.state == "waiting" else "error"
+                item.is_error = True
+                item.result = item.result or STOPPED_RESULT
+                run.update(item)
+        if result.reason is StopReason.STOPPED:
+            run.notice("Stopped.")

@@ -1,0 +1,151 @@
+"""Conversations on disk: atomic, crash-safe, listable (SPEC §3).
+
+One JSON file per conversation, always written whole to a temporary file in
+the same folder, flushed to disk, then renamed over the old one: a crash, a
+`kill -9` or a full disk at any moment leaves either the previous version or
+the new one, never a torn file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_cli.engine.items import Conversation, NoticeItem
+from agent_cli.errors import StoreError
+
+SUFFIX = ".json"
+RECOVERED_NOTICE = "The previous run ended here: the process running it stopped."
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    id: str
+    title: str
+    workspace: str
+    agent: str
+    items: int
+    updated: float
+
+
+class Store:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def path(self, conversation_id: str) -> Path:
+        return self.directory / f"{conversation_id}{SUFFIX}"
+
+    def save(self, conversation: Conversation) -> None:
+        """Write the conversation atomically; on failure the previous version stays."""
+        data = json.dumps(conversation.to_json(), ensure_ascii=False, separators=(",", ":"))
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            _write_atomically(self.path(conversation.id), data.encode("utf-8"))
+        except OSError as e:
+            raise StoreError(
+                f"Could not save conversation {conversation.id} in {self.directory}: "
+                f"{e.strerror or e} — free some space or fix the folder's permissions; "
+                "the last saved version is intact."
+            ) from e
+
+    def load(self, conversation_id: str) -> Conversation:
+        """Load by id (or a unique prefix); a run that died mid-way reads idle with a notice."""
+        path = self._find(conversation_id)
+        try:
+            conversation = Conversation.from_json(json.loads(path.read_bytes()))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise StoreError(
+                f"Conversation file {path} could not be read ({e}) — "
+                "remove it with `agent sessions rm` or restore it from a backup."
+            ) from e
+        if conversation.state == "running":
+            conversation.mark_idle()
+            conversation.items.append(NoticeItem(RECOVERED_NOTICE, "warn"))
+        return conversation
+
+    def list(self, workspace: str | None = None) -> list[Summary]:
+        """Summaries, most recently updated first; unreadable files are skipped."""
+        summaries = []
+        for path in self._files_newest_first():
+            try:
+                data = json.loads(path.read_bytes())
+            except (OSError, ValueError):
+                continue
+            if workspace is not None and data.get("workspace") != workspace:
+                continue
+            summaries.append(
+                Summary(
+                    id=data.get("id", path.stem),
+                    title=data.get("title", ""),
+                    workspace=data.get("workspace", ""),
+                    agent=data.get("agent", "builtin"),
+                    items=len(data.get("items", [])),
+                    updated=data.get("updated", 0.0),
+                )
+            )
+        summaries.sort(key=lambda s: s.updated, reverse=True)
+        return summaries
+
+    def last(self, workspace: str) -> Conversation | None:
+        """The most recently updated conversation of this workspace, if any."""
+        summaries = self.list(workspace)
+        return self.load(summaries[0].id) if summaries else None
+
+    def remove(self, conversation_id: str) -> None:
+        self._find(conversation_id).unlink()
+
+    def _find(self, conversation_id: str) -> Path:
+        if not conversation_id or "/" in conversation_id or conversation_id.startswith("."):
+            raise StoreError(
+                f"{conversation_id!r} is not a conversation id — see `agent sessions`."
+            )
+        exact = self.path(conversation_id)
+        if exact.exists():
+            return exact
+        matches = sorted(self.directory.glob(f"{conversation_id}*{SUFFIX}"))
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise StoreError(
+                f"No conversation {conversation_id!r} — list them with `agent sessions`."
+            )
+        raise StoreError(
+            f"{conversation_id!r} matches {len(matches)} conversations — give more of the id."
+        )
+
+    def _files_newest_first(self) -> list[Path]:
+        if not self.directory.is_dir():
+            return []
+        files = [p for p in self.directory.iterdir() if p.suffix == SUFFIX]
+        return sorted(files, key=_mtime, reverse=True)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    # The rename is durable only once the folder's entry is on disk too.
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

@@ -1,0 +1,212 @@
+"""`agent run`: one conversation run to its end, printed as text, JSON or stream-JSON.
+
+Each printer is only a subscriber of the Session's events. Text goes to
+stdout as it arrives; notices and tool lines go to stderr, so a script can
+pipe the answer alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any, TextIO
+
+from agent_cli.engine.approval import Decision
+from agent_cli.engine.backend import RunResult, StopReason
+from agent_cli.engine.events import (
+    ApprovalRequested,
+    Delta,
+    Event,
+    ItemAdded,
+    ItemUpdated,
+    NoticeEvent,
+)
+from agent_cli.engine.items import AssistantItem, Item, ToolItem, item_to_json
+from agent_cli.engine.session import Session
+
+EXIT_CODES = {
+    StopReason.ANSWERED: 0,
+    StopReason.STOPPED: 130,
+}
+NO_TERMINAL_REASON = "There is no terminal to ask the person on, so changes are refused."
+
+Approver = Callable[[ApprovalRequested], None]
+
+
+class TextPrinter:
+    """The answer on stdout as it streams; tool lines and notices on stderr."""
+
+    def __init__(self, out: TextIO, err: TextIO, quiet: bool) -> None:
+        self.out, self.err, self.quiet = out, err, quiet
+        self._ends_with_newline = True
+        self._wrote_text = False
+        self._shown: dict[str, str] = {}
+
+    def __call__(self, event: Event) -> None:
+        kind = type(event)
+        if kind is Delta:
+            if event.text:  # type: ignore[union-attr]
+                self._write(event.text)  # type: ignore[union-attr]
+        elif kind is ItemAdded and isinstance(event.item, AssistantItem):  # type: ignore[union-attr]
+            if self._wrote_text:
+                self._write("\n" if self._ends_with_newline else "\n\n")
+        elif kind is ItemUpdated and isinstance(event.item, ToolItem):  # type: ignore[union-attr]
+            self._tool_line(event.item)  # type: ignore[union-attr]
+        elif kind is NoticeEvent and (not self.quiet or event.level == "error"):  # type: ignore[union-attr]
+            self._line(f"agent: {event.text}")  # type: ignore[union-attr]
+
+    def close(self) -> None:
+        if not self._ends_with_newline:
+            self._write("\n")
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+        self._wrote_text = True
+        self._ends_with_newline = text.endswith("\n")
+
+    def _tool_line(self, item: ToolItem) -> None:
+        """One line when a call starts, and one more if it ends denied or in error."""
+        if self.quiet or item.state not in ("running", "denied", "error"):
+            return
+        if self._shown.get(item.id) == item.state:
+            return
+        self._shown[item.id] = item.state
+        if item.state == "running":
+            self._line(f"• {item.title or item.tool}")
+        else:
+            reason = item.result.splitlines()[0] if item.result else item.state
+            self._line(f"✗ {item.title or item.tool}: {reason}")
+
+    def _line(self, text: str) -> None:
+        if not self._ends_with_newline and self._wrote_text:
+            self._write("\n")
+        self.err.write(text + "\n")
+        self.err.flush()
+
+
+class StreamJsonPrinter:
+    """One JSON object per line per event (SPEC §6), then a `result` line."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def __call__(self, event: Event) -> None:
+        if type(event) is Delta:  # the hot path: no dataclass walk
+            line = json.dumps(event.to_json(), ensure_ascii=False)
+        else:
+            line = json.dumps(event.to_json(), ensure_ascii=False, default=str)
+        self.out.write(line + "\n")
+        self.out.flush()
+
+    def result(self, summary: dict[str, Any]) -> None:
+        self.out.write(json.dumps({"type": "result", **summary}, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+
+def summary(session: Session, result: RunResult, first_item: int) -> dict[str, Any]:
+    """The `--output json` object: {conversation, answer, items, usage, rounds, stopped_reason}."""
+    items: list[Item] = session.conversation.items[first_item:]
+    answer = next((i.text for i in reversed(items) if isinstance(i, AssistantItem) and i.text), "")
+    data: dict[str, Any] = {
+        "conversation": session.conversation.id,
+        "answer": answer,
+        "items": [item_to_json(i) for i in items],
+        "usage": asdict(result.usage),
+        "rounds": result.rounds,
+        "stopped_reason": result.reason.value,
+    }
+    if result.error:
+        data["error"] = result.error
+    return data
+
+
+class Refusals:
+    """Answers every approval "no" at once when nobody can be asked, and counts them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, event: Event) -> None:
+        if type(event) is ApprovalRequested:
+            self.count += 1
+            event.request.resolve(Decision("no", NO_TERMINAL_REASON))  # type: ignore[union-attr]
+
+
+async def run_once(
+    session: Session,
+    prompt: str,
+    output: str,
+    quiet: bool,
+    approver: Approver | None,
+) -> int:
+    """Run one message; print per `output`; return the exit code."""
+    out, err = sys.stdout, sys.stderr
+    first_item = len(session.conversation.items)
+    printer: TextPrinter | StreamJsonPrinter | None = None
+    if output == "text":
+        printer = TextPrinter(out, err, quiet)
+    elif output == "stream-json":
+        printer = StreamJsonPrinter(out)
+    if printer is not None:
+        session.events.subscribe(printer)
+    refusals = Refusals()
+    session.events.subscribe(approver or refusals)  # type: ignore[arg-type]
+    if output == "json" and not quiet:
+        session.events.subscribe(_notices_to(err))
+
+    loop = asyncio.get_running_loop()
+    interrupts = _Interrupts(session)
+    loop.add_signal_handler(signal.SIGINT, interrupts)
+    try:
+        result = await session.send(prompt)
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        await session.aclose()
+    if refusals.count:
+        text = (
+            f"{refusals.count} change(s) were refused: there is no terminal to ask on. "
+            "Use --mode full or --yes to allow changes in this run."
+        )
+        if isinstance(printer, StreamJsonPrinter):
+            printer(NoticeEvent(text, "warn"))
+        else:
+            err.write(f"agent: {text}\n")
+    if isinstance(printer, TextPrinter):
+        printer.close()
+    data = summary(session, result, first_item)
+    if isinstance(printer, StreamJsonPrinter):
+        printer.result(data)
+    elif output == "json":
+        out.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    out.flush()
+    if result.reason is StopReason.ERROR and output == "text" and quiet:
+        err.write(f"agent: {result.error}\n")
+    return EXIT_CODES.get(result.reason, 1)
+
+
+def _notices_to(err: TextIO) -> Callable[[Event], None]:
+    def show(event: Event) -> None:
+        if type(event) is NoticeEvent:
+            err.write(f"agent: {event.text}\n")  # type: ignore[union-attr]
+
+    return show
+
+
+class _Interrupts:
+    """The first Ctrl-C stops the run cleanly; a second one leaves at once."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.count = 0
+
+    def __call__(self) -> None:
+        self.count += 1
+        if self.count == 1:
+            self.session.stop()
+        else:
+            raise SystemExit(130)

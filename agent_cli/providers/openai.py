@@ -1,0 +1,723 @@
+"""OpenAI-compatible `/chat/completions` streaming (llama.cpp, vLLM, Ollama, OpenAI; SPEC §5).
+
+One request in, typed stream events out. The per-delta path is kept short on
+purpose — bytes → `SSEParser` → one `json.loads` → a few dict lookups → one
+event — because a long answer is tens of thousands of deltas and the user is
+waiting on every one of them.
+
+Failures before any output are retried (connection errors and timeouts, 5xx,
+429, and a stream that ends early: the user has seen nothing, so sending the
+request again is invisible to them). After output nothing is retried: a
+broken stream becomes `StreamInterrupted`, because replaying would show the
+user a second, different answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import ssl
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from agent_cli import __version__
+from agent_cli.errors import (
+    ConfigError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderHTTPError,
+    ProviderProtocolError,
+    StreamInterrupted,
+)
+from agent_cli.providers.base import (
+    Finished,
+    Message,
+    ModelInfo,
+    ReasoningDelta,
+    Request,
+    Retrying,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    Usage,
+)
+from agent_cli.providers.retry import RetryPolicy, parse_retry_after
+from agent_cli.providers.sse import SSEParser
+
+__all__ = ["OpenAIProvider", "encode_chat_request"]
+
+CHAT_PATH = "/chat/completions"
+MODELS_PATH = "/models"
+DONE_SENTINEL = "[DONE]"
+DEFAULT_CONNECT_TIMEOUT = 10.0  # seconds to establish a connection
+DEFAULT_READ_TIMEOUT = 120.0  # seconds of silence between two chunks before giving up
+DRAIN_SECONDS = 1.0  # after [DONE], how long to wait for the response's end (to reuse the link)
+ERROR_BODY_LIMIT = 64 * 1024  # bytes of an error body worth reading
+MESSAGE_LIMIT = 300  # characters of a server's error message shown to the user
+EXCERPT_LIMIT = 200  # characters of an unexpected frame or page shown to the user
+REASON_LIMIT = 80  # characters of a server's message in a `Retrying` reason
+CALL_ID_BYTES = 12  # random bytes in a made-up tool call id
+REDACTED = "***"
+USER_AGENT = f"agent-cli/{__version__}"
+_JSON_HEADERS = {"Content-Type": "application/json"}
+_PROXY_ENV = ("http_proxy", "https_proxy", "all_proxy")
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_scan_json = json.JSONDecoder().scan_once  # see _parse_json
+_NO_EVENTS: list[StreamEvent] = []  # shared, never mutated: most frames yield nothing
+
+# What to tell the user to do after a given HTTP status.
+_STATUS_HINTS = {
+    401: "check the API key",
+    403: "check the API key and that it may use this model",
+    404: "check the base URL (it usually ends in /v1) and the model name",
+    429: "the service is rate limiting; wait a little and try again",
+}
+_SERVER_ERROR_HINT = "the service failed; try again later"
+
+
+class OpenAIProvider:
+    """A `Provider` for any service speaking OpenAI's `/chat/completions` with streaming.
+
+    One `httpx.AsyncClient` is created on first use and kept, so a conversation
+    reuses its connection; call `aclose()` when done. Consumers that stop
+    iterating `stream()` early should close the generator (`aclose()`, or
+    `contextlib.aclosing`) so the HTTP response is released at once.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        name: str = "openai",
+        headers: dict[str, str] | None = None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        read_timeout: float = DEFAULT_READ_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.name = name
+        self.base_url = _checked_base_url(base_url, name)
+        self._api_key = _checked_api_key(api_key, name)
+        self._headers = dict(headers or {})
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self._retry = retry or RetryPolicy()
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+        self._chat_url = self.base_url + CHAT_PATH
+        self._models_url = self.base_url + MODELS_PATH
+
+    def __repr__(self) -> str:
+        # Never the key: reprs end up in logs and tracebacks.
+        return f"OpenAIProvider(name={self.name!r}, base_url={self.base_url!r})"
+
+    async def __aenter__(self) -> OpenAIProvider:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP client and its connections; the provider may be used again after."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """Send `request` and yield its answer as events, retrying failures before output."""
+        payload = encode_chat_request(request)
+        attempt = 0
+        while True:
+            decoder = _ChunkDecoder(self.base_url, self._redact)
+            try:
+                async with self._http().stream(
+                    "POST", self._chat_url, content=payload, headers=_JSON_HEADERS
+                ) as response:
+                    await self._check_stream_response(response)
+                    async with aclosing(response.aiter_bytes()) as chunks:
+                        parser = SSEParser()
+                        async for chunk in chunks:
+                            for data in parser.feed_data(chunk):
+                                for event in decoder.on_data(data):
+                                    yield event
+                            if decoder.done:
+                                await _drain(chunks)
+                                break
+                if decoder.complete:
+                    for event in decoder.finish():
+                        yield event
+                    return
+                failure = self._ended_early()
+            except _AttemptFailed as exc:
+                failure = exc.failure
+            except httpx.HTTPError as exc:
+                failure = self._transport_failure(exc)
+            except ProviderError as exc:
+                failure = _Failure(exc, _short_reason(exc))
+            if decoder.finish_reason is not None and failure.connection:
+                # The answer was whole; only the usage frame or [DONE] went missing.
+                for event in decoder.finish():
+                    yield event
+                return
+            attempt += 1
+            delay = self._retry_delay(failure, attempt, decoder.produced)
+            yield Retrying(attempt, delay, failure.reason)
+            await asyncio.sleep(delay)
+
+    async def list_models(self) -> list[ModelInfo]:
+        """The models the service offers (`GET /models`), retried like a stream before output."""
+        attempt = 0
+        while True:
+            try:
+                response = await self._http().get(self._models_url)
+                return self._parse_models(response)
+            except _AttemptFailed as exc:
+                failure = exc.failure
+            except httpx.HTTPError as exc:
+                failure = self._transport_failure(exc)
+            except ProviderError as exc:
+                failure = _Failure(exc, _short_reason(exc))
+            attempt += 1
+            await asyncio.sleep(self._retry_delay(failure, attempt, produced=False))
+
+    # -- HTTP plumbing -------------------------------------------------------
+
+    def _http(self) -> httpx.AsyncClient:
+        """The shared client, made on first use (so constructing a provider costs nothing)."""
+        if self._client is None:
+            headers = {"User-Agent": USER_AGENT, **self._headers}
+            if self._api_key:
+                headers["Authorization"] = f"Bearer {self._api_key}"
+            timeout = httpx.Timeout(
+                connect=self._connect_timeout,
+                read=self._read_timeout,
+                write=self._read_timeout,
+                pool=self._connect_timeout,
+            )
+            self._client = httpx.AsyncClient(
+                headers=headers,
+                timeout=timeout,
+                transport=self._transport,
+                verify=_tls_verification(self.base_url),
+            )
+        return self._client
+
+    def _retry_delay(self, failure: _Failure, attempt: int, produced: bool) -> float:
+        """Seconds to wait before retry `attempt`, or raise if this failure is final."""
+        error = failure.error
+        if produced and error.retryable:
+            raise StreamInterrupted(
+                f"The connection to the model service at {self.base_url} broke after the "
+                f"answer had started ({failure.reason}) — the answer is incomplete; try again."
+            ) from error
+        if not error.retryable or not self._retry.allows(attempt):
+            raise error
+        retry_after = error.retry_after if isinstance(error, ProviderHTTPError) else None
+        return self._retry.delay(attempt, retry_after)
+
+    async def _check_stream_response(self, response: httpx.Response) -> None:
+        """Raise unless `response` is a successful event stream."""
+        if not 200 <= response.status_code < 300:
+            body = await _read_limited(response)
+            raise _AttemptFailed(self._http_failure(response, body))
+        content_type = response.headers.get("content-type", "")
+        if "event-stream" in content_type or not content_type:
+            return
+        body = await _read_limited(response)
+        raise self._unexpected_body(content_type, body)
+
+    def _parse_models(self, response: httpx.Response) -> list[ModelInfo]:
+        """Model list from `data[]` (OpenAI) or `models[]` (llama.cpp, Ollama)."""
+        if not 200 <= response.status_code < 300:
+            raise _AttemptFailed(self._http_failure(response, response.content))
+        try:
+            body = response.json()
+        except ValueError:
+            raise self._unexpected_body(
+                response.headers.get("content-type", ""), response.content
+            ) from None
+        if not isinstance(body, dict):
+            raise self._unexpected_body("JSON that is not an object", response.content)
+        return _model_infos(body)
+
+    # -- error messages ------------------------------------------------------
+
+    def _redact(self, text: str) -> str:
+        """Remove the API key from text that came from elsewhere (servers echo keys)."""
+        if self._api_key and self._api_key in text:
+            return text.replace(self._api_key, REDACTED)
+        return text
+
+    def _http_failure(self, response: httpx.Response, body: bytes) -> _Failure:
+        """An error status, with the server's own message and what to do about it."""
+        status = response.status_code
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
+        if 300 <= status < 400:
+            location = response.headers.get("location", "somewhere else")
+            message = (
+                f"The model service at {self.base_url} answered {status}, redirecting to "
+                f"{location} — use that address as the base URL."
+            )
+            error = ProviderHTTPError(self._redact(message), status, retry_after)
+            return _Failure(error, f"redirected ({status})")
+        detail = self._redact(_server_message(body) or response.reason_phrase or "no details")
+        hint = _STATUS_HINTS.get(status) or (_SERVER_ERROR_HINT if status >= 500 else "")
+        message = f"The model service at {self.base_url} answered {status}: {detail}"
+        if hint:
+            message += f" — {hint}"
+        error = ProviderHTTPError(message, status, retry_after)
+        return _Failure(error, f"HTTP {status}: {_shorten(detail, REASON_LIMIT)}")
+
+    def _unexpected_body(self, content_type: str, body: bytes) -> ProviderError:
+        """A success status whose body is not the API: an HTML page, a JSON error, other."""
+        text = body.decode("utf-8", "replace").strip()
+        if "html" in content_type or text[:15].lower().startswith(("<!doctype", "<html")):
+            return ProviderProtocolError(
+                f"The model service at {self.base_url} answered with an HTML page, not an "
+                "OpenAI-compatible stream — check the base URL (it usually ends in /v1)."
+            )
+        if "json" in content_type and (detail := _server_message(body)):
+            return ProviderError(
+                self._redact(f"The model service at {self.base_url} answered: {detail}")
+            )
+        excerpt = self._redact(text[:EXCERPT_LIMIT])
+        return ProviderProtocolError(
+            f"The model service at {self.base_url} answered with {content_type or 'no type'} "
+            f"instead of an event stream: {excerpt!r} — check the base URL (it usually ends in "
+            "/v1) and that the service is OpenAI-compatible."
+        )
+
+    def _ended_early(self) -> _Failure:
+        error = ProviderConnectionError(
+            f"The model service at {self.base_url} ended the stream before the answer was "
+            "complete — try again."
+        )
+        return _Failure(error, "the stream ended early")
+
+    def _transport_failure(self, exc: httpx.HTTPError) -> _Failure:
+        """Translate an httpx error into ours, with a short reason for `Retrying`."""
+        where = f"the model service at {self.base_url}"
+        detail = self._redact(str(exc) or type(exc).__name__)
+        if isinstance(exc, httpx.ConnectTimeout):
+            reason = f"no connection within {self._connect_timeout:g} s"
+            message = f"Could not connect to {where} within {self._connect_timeout:g} s"
+            message += " — check that it is running and reachable."
+        elif isinstance(exc, httpx.ConnectError):
+            reason = f"could not connect: {detail}"
+            message = f"Could not reach {where} ({detail}) — check that it is running and "
+            message += "that the base URL is right."
+        elif isinstance(exc, httpx.ReadTimeout):
+            reason = f"nothing arrived for {self._read_timeout:g} s"
+            message = f"The model service at {self.base_url} sent nothing for "
+            message += f"{self._read_timeout:g} s — it may be stuck or overloaded; try again "
+            message += "or raise the read timeout."
+        elif isinstance(exc, httpx.TransportError):
+            reason = f"the connection broke: {detail}"
+            message = f"The connection to {where} broke ({detail}) — try again."
+        else:  # e.g. a body that fails to decompress: the service is not speaking the API
+            error = ProviderProtocolError(
+                f"The model service at {self.base_url} sent a response that could not be read "
+                f"({detail}) — check the base URL."
+            )
+            return _Failure(error, detail)
+        return _Failure(ProviderConnectionError(message), reason)
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """A failed attempt: the error to raise if it is final, and a short reason for `Retrying`."""
+
+    error: ProviderError
+    reason: str
+
+    @property
+    def connection(self) -> bool:
+        return isinstance(self.error, ProviderConnectionError)
+
+
+class _AttemptFailed(Exception):
+    """Control flow inside the provider: one attempt failed, and how to report it."""
+
+    def __init__(self, failure: _Failure) -> None:
+        super().__init__(failure.reason)
+        self.failure = failure
+
+
+def _short_reason(error: ProviderError) -> str:
+    if isinstance(error, ProviderHTTPError):
+        return f"the service reported error {error.status}"
+    return str(error)
+
+
+class _PartialCall:
+    """A tool call being assembled from fragments that share its `index`."""
+
+    __slots__ = ("id", "index", "name", "parts", "started")
+
+    def __init__(self, index: int, call_id: str) -> None:
+        self.index = index
+        self.id = call_id
+        self.name = ""
+        self.parts: list[str] = []
+        self.started = False
+
+
+class _ChunkDecoder:
+    """Turns the `data:` payloads of one response into stream events.
+
+    Keeps what must outlive a frame: tool calls by index, usage, the finish
+    reason, whether [DONE] came, and whether anything was shown yet.
+    """
+
+    __slots__ = (
+        "_calls",
+        "_last_raw_id",
+        "_origin",
+        "_redact",
+        "done",
+        "finish_reason",
+        "produced",
+        "usage",
+    )
+
+    def __init__(self, origin: str, redact: Callable[[str], str]) -> None:
+        self._origin = origin
+        self._redact = redact
+        self._calls: dict[int, _PartialCall] = {}
+        self._last_raw_id = ""
+        self.done = False
+        self.finish_reason: str | None = None
+        self.produced = False
+        self.usage: Usage | None = None
+
+    @property
+    def complete(self) -> bool:
+        """[DONE] came, or at least a finish reason (some servers omit [DONE])."""
+        return self.done or self.finish_reason is not None
+
+    def on_data(self, data: str) -> list[StreamEvent]:
+        """Events for one SSE data payload (usually exactly one, often none)."""
+        if data == DONE_SENTINEL:
+            self.done = True
+            return _NO_EVENTS
+        try:
+            chunk = _parse_json(data)
+        except ValueError:
+            raise self._bad_frame("a frame that is not JSON", data) from None
+        if type(chunk) is not dict:
+            raise self._bad_frame("a frame that is not a JSON object", data)
+        try:
+            return self._on_chunk(chunk)
+        except (AttributeError, TypeError, KeyError, IndexError) as exc:
+            raise self._bad_frame("a frame it could not read", data) from exc
+
+    def finish(self) -> list[StreamEvent]:
+        """The closing events: each call whole (in index order), usage, then Finished."""
+        events: list[StreamEvent] = []
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            if not call.started:  # never named: still report it so the loop can refuse it
+                call.id = call.id or _new_call_id()
+                events.append(ToolCallStarted(index, call.id, call.name))
+            events.append(ToolCallFinished(index, call.id, call.name, "".join(call.parts)))
+        if self.usage is not None:
+            events.append(self.usage)
+        events.append(Finished(self.finish_reason or "stop"))
+        return events
+
+    def _on_chunk(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+        error = chunk.get("error")
+        if error:
+            raise self._stream_error(error)
+        usage = chunk.get("usage")
+        if usage:
+            self.usage = _usage(usage)
+        choices = chunk.get("choices")
+        if not choices:
+            return _NO_EVENTS
+        choice = choices[0]
+        reason = choice.get("finish_reason")
+        if reason:
+            self.finish_reason = reason
+        delta = choice.get("delta")
+        if not delta:
+            return _NO_EVENTS
+        events: list[StreamEvent] = []
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            events.append(ReasoningDelta(_as_text(reasoning)))
+        content = delta.get("content")
+        if content:
+            events.append(TextDelta(content if type(content) is str else _as_text(content)))
+        fragments = delta.get("tool_calls")
+        if fragments:
+            for fragment in fragments:
+                self._on_fragment(fragment, events)
+        if events:
+            self.produced = True
+        return events
+
+    def _on_fragment(self, fragment: dict[str, Any], events: list[StreamEvent]) -> None:
+        """Add one tool-call fragment; announce the call once it has a name."""
+        call = self._call_for(fragment)
+        function = fragment.get("function") or {}
+        name = function.get("name")
+        if name and not call.name:
+            call.name = name
+        arguments = function.get("arguments")
+        if arguments is not None and type(arguments) is not str:
+            arguments = json.dumps(arguments, ensure_ascii=False)  # already parsed by the server
+        if not call.started and call.name:
+            call.started = True
+            call.id = call.id or _new_call_id()
+            events.append(ToolCallStarted(call.index, call.id, call.name))
+            if call.parts:  # arguments that came before the name
+                events.append(ToolCallDelta(call.index, "".join(call.parts)))
+        if arguments:
+            call.parts.append(arguments)
+            if call.started:
+                events.append(ToolCallDelta(call.index, arguments))
+
+    def _call_for(self, fragment: dict[str, Any]) -> _PartialCall:
+        """The call a fragment belongs to: by `index`, or by `id` when a server omits it."""
+        raw_id = fragment.get("id") or ""
+        index = fragment.get("index")
+        if type(index) is not int:
+            same_call = self._calls and (not raw_id or raw_id == self._last_raw_id)
+            index = max(self._calls) if same_call else len(self._calls)
+        if raw_id:
+            self._last_raw_id = raw_id
+        call = self._calls.get(index)
+        if call is None:
+            call = self._calls[index] = _PartialCall(index, raw_id)
+        elif raw_id and not call.id:
+            call.id = raw_id
+        return call
+
+    def _stream_error(self, error: object) -> ProviderError:
+        """An `error` object sent inside the stream (llama.cpp, vLLM do this)."""
+        message = _error_text(error) or "no details"
+        text = self._redact(f"The model service at {self._origin} reported an error: {message}")
+        code = error.get("code") if isinstance(error, dict) else None
+        if type(code) is int and code >= 400:
+            return ProviderHTTPError(text, code)
+        return ProviderError(text)
+
+    def _bad_frame(self, what: str, data: str) -> ProviderProtocolError:
+        excerpt = self._redact(data[:EXCERPT_LIMIT])
+        return ProviderProtocolError(
+            f"The model service at {self._origin} sent {what}: {excerpt!r} — check that it is "
+            "an OpenAI-compatible API."
+        )
+
+
+# -- request encoding ----------------------------------------------------------
+
+
+def encode_chat_request(request: Request) -> bytes:
+    """The JSON body for `/chat/completions`; ASCII-escaped so any string encodes safely."""
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    messages.extend(_encode_message(message) for message in request.messages)
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                },
+            }
+            for tool in request.tools
+        ]
+    return json.dumps(body, separators=(",", ":")).encode("ascii")
+
+
+def _encode_message(message: Message) -> dict[str, Any]:
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if message.role == "assistant" and message.tool_calls:
+        return {
+            "role": "assistant",
+            # Null, not "", beside tool calls: some servers reject an empty text part.
+            "content": message.content or None,
+            "tool_calls": [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    # Servers re-parse arguments; "" is not JSON, "{}" is.
+                    "function": {"name": call.name, "arguments": call.arguments or "{}"},
+                }
+                for call in message.tool_calls
+            ],
+        }
+    return {"role": message.role, "content": message.content}
+
+
+# -- small helpers ---------------------------------------------------------------
+
+
+def _parse_json(data: str) -> Any:
+    """`json.loads` minus its two whitespace-skipping regex passes.
+
+    On a typical 150-byte frame those passes are a third of the parse, and the
+    parse is most of the per-delta cost. Anything unusual (leading or trailing
+    whitespace, trailing garbage, not JSON at all) goes to `json.loads`, which
+    handles it or raises its usual `JSONDecodeError`.
+    """
+    try:
+        value, end = _scan_json(data, 0)
+    except StopIteration:
+        return json.loads(data)
+    if end != len(data):
+        return json.loads(data)
+    return value
+
+
+def _checked_base_url(base_url: str, name: str) -> str:
+    """The base URL without a trailing slash; only http(s) makes sense here."""
+    url = base_url.strip().rstrip("/")
+    if not url.lower().startswith(("http://", "https://")):
+        raise ConfigError(
+            f"The base URL for provider {name!r} is {base_url!r}, which is not an http(s) "
+            "address — write it like http://localhost:8080/v1."
+        )
+    return url
+
+
+def _checked_api_key(api_key: str | None, name: str) -> str | None:
+    """Strip the newline a key file usually ends with; refuse keys a header cannot carry."""
+    if api_key is None:
+        return None
+    key = api_key.strip()
+    if not key.isprintable():
+        raise ConfigError(
+            f"The API key for provider {name!r} contains control characters — set it again."
+        )
+    return key or None
+
+
+def _tls_verification(base_url: str) -> ssl.SSLContext | bool:
+    """Certificate checking for the client.
+
+    Loading the CA bundle costs tens of milliseconds, which is wasted on a
+    plain-http local server. There, without a proxy (which could be https),
+    TLS is never used, so a context that trusts nothing (fails closed) is enough.
+    """
+    if base_url.lower().startswith("https://") or any(
+        os.environ.get(name) or os.environ.get(name.upper()) for name in _PROXY_ENV
+    ):
+        return True
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+async def _read_limited(response: httpx.Response) -> bytes:
+    """Up to `ERROR_BODY_LIMIT` bytes of a body we only want to quote from."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) >= ERROR_BODY_LIMIT:
+            break
+    return bytes(body)
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read what follows [DONE] so the connection can be reused, but never wait long."""
+    try:
+        async with asyncio.timeout(DRAIN_SECONDS):
+            async for _ in chunks:
+                pass
+    except (TimeoutError, httpx.HTTPError):
+        return  # the answer is whole; the connection is simply not reused
+
+
+def _server_message(body: bytes) -> str:
+    """The human part of an error body: JSON `error.message`, `error`, `message`,
+    `detail`, an HTML page's title, or the plain text — on one line, shortened."""
+    text = body.decode("utf-8", "replace").strip()
+    message = ""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        message = _error_text(parsed.get("error")) or _error_text(parsed)
+    elif text[:1] == "<":
+        title = _HTML_TITLE.search(text)
+        message = title.group(1) if title else "an HTML page"
+    else:
+        message = text
+    return _shorten(" ".join(message.split()), MESSAGE_LIMIT)
+
+
+def _error_text(error: object) -> str:
+    """The message inside an error value: a string, or a dict's `message`/`detail`."""
+    if isinstance(error, str):
+        return error
+    if isinstance(error, dict):
+        for key in ("message", "detail", "error"):
+            value = error.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return ""
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _as_text(value: object) -> str:
+    """Text from a content value that is not a plain string (a list of parts, say)."""
+    if isinstance(value, list):
+        return "".join(part.get("text") or "" for part in value if isinstance(part, dict))
+    return str(value)
+
+
+def _usage(usage: dict[str, Any]) -> Usage:
+    details = usage.get("prompt_tokens_details") or {}
+    return Usage(
+        int(usage.get("prompt_tokens") or 0),
+        int(usage.get("completion_tokens") or 0),
+        int(details.get("cached_tokens") or 0),
+    )
+
+
+def _new_call_id() -> str:
+    return "call_" + os.urandom(CALL_ID_BYTES).hex()
+
+
+def _model_infos(body: dict[str, Any]) -> list[ModelInfo]:
+    """Unique models in listing order; the context window when the server says it."""
+    seen: dict[str, ModelInfo] = {}
+    items = [*_list_of(body.get("data")), *_list_of(body.get("models"))]
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        model_id = item.get("id") or item.get("model") or item.get("name")
+        if not isinstance(model_id, str) or model_id in seen:
+            continue
+        window = item.get("max_model_len") or item.get("context_length")
+        extra = {key: value for key, value in item.items() if key != "id"}
+        seen[model_id] = ModelInfo(model_id, window if type(window) is int else None, extra)
+    return list(seen.values())
+
+
+def _list_of(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []

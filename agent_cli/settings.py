@@ -1,0 +1,333 @@
+"""Typed settings, built once: flags > environment > project file > user file > defaults.
+
+Nothing else reads the environment. A bad config file is an error naming the
+file, the line and the key; it never falls back silently. Unknown keys warn.
+
+A project file (`.agent/config.toml`) comes with a cloned repository, so it
+may not raise its own permissions: `mode`, `providers` (which could send
+your key to another server) and allow rules are read from the user's file
+and flags only; in a project file they are ignored with a warning.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from agent_cli import paths
+from agent_cli.errors import ConfigError
+
+DEFAULT_MODE = "ask"
+DEFAULT_MAX_ROUNDS = 30
+DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_READ_TIMEOUT = 120.0
+STDIN_CAP = 256 * 1024
+MODES = ("ask", "read-only", "full")
+PROVIDER_KINDS = ("openai", "anthropic", "openai-responses")
+
+# Every key a config file may have, with its type. Tables are dotted prefixes.
+_TOP_KEYS: dict[str, type | tuple[type, ...]] = {
+    "model": str,
+    "provider": str,
+    "mode": str,
+    "max_rounds": int,
+    "connect_timeout": (int, float),
+    "read_timeout": (int, float),
+}
+_PROVIDER_KEYS: dict[str, type | tuple[type, ...]] = {
+    "kind": str,
+    "base_url": str,
+    "models": list,
+    "default_model": str,
+    "context_window": int,
+    "headers": dict,
+    "api_key_env": str,
+}
+_RULE_KEYS: dict[str, type | tuple[type, ...]] = {"allow": list, "deny": list}
+_PROJECT_FORBIDDEN = ("mode", "providers", "rules.allow")
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    name: str
+    kind: str
+    base_url: str
+    api_key: str | None = field(default=None, repr=False)
+    models: tuple[str, ...] = ()
+    default_model: str = ""
+    context_window: int | None = None
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+
+# Built-in presets: a provider by name with nothing but a key to add.
+PRESETS: dict[str, ProviderSettings] = {
+    "openai": ProviderSettings("openai", "openai", "https://api.openai.com/v1"),
+    "llama.cpp": ProviderSettings("llama.cpp", "openai", "http://127.0.0.1:8080/v1"),
+    "ollama": ProviderSettings("ollama", "openai", "http://127.0.0.1:11434/v1"),
+    "vllm": ProviderSettings("vllm", "openai", "http://127.0.0.1:8000/v1"),
+}
+
+
+@dataclass(frozen=True)
+class Flags:
+    """What the command line says; None means "not given"."""
+
+    model: str | None = None
+    provider: str | None = None
+    mode: str | None = None
+    max_rounds: int | None = None
+    debug: bool = False
+
+
+@dataclass(frozen=True)
+class Settings:
+    workspace: Path
+    provider: ProviderSettings | None
+    model: str = ""  # empty: the server's first model
+    mode: str | None = None  # None: the front end's default
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    debug: bool = False
+    warnings: tuple[str, ...] = ()
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    def require_provider(self) -> ProviderSettings:
+        if self.provider is None:
+            raise ConfigError(
+                "No model provider is configured — set OPENAI_BASE_URL (for example "
+                "http://127.0.0.1:8080/v1 for llama.cpp) and, if it needs one, OPENAI_API_KEY; "
+                f"or add a [providers.NAME] table to {paths.user_config_file()}."
+            )
+        return self.provider
+
+
+def load_settings(
+    workspace: Path, flags: Flags = Flags(), environ: Mapping[str, str] | None = None
+) -> Settings:
+    env = dict(environ if environ is not None else _environ())
+    user = _read_config(paths.user_config_file(), project=False)
+    project = _read_config(paths.project_config_file(workspace), project=True)
+    warnings = user.warnings + project.warnings
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for layer in (user, project):
+        for key, value in layer.values.items():
+            merged[key], sources[key] = value, str(layer.path)
+    _overlay(merged, sources, "environment", model=env.get("AGENT_MODEL"))
+    _overlay(merged, sources, "environment", provider=env.get("AGENT_PROVIDER"))
+    _overlay(merged, sources, "command line", model=flags.model, provider=flags.provider)
+    _overlay(merged, sources, "command line", mode=flags.mode, max_rounds=flags.max_rounds)
+    mode = merged.get("mode")
+    if mode is not None and mode not in MODES:
+        raise ConfigError(
+            f"Unknown mode {mode!r} ({sources['mode']}) — use ask, read-only or full."
+        )
+    provider = _resolve_provider(merged, user.providers, env)
+    model = merged.get("model") or (provider.default_model if provider else "")
+    rules = user.rules
+    return Settings(
+        workspace=workspace,
+        provider=provider,
+        model=model,
+        mode=mode,
+        max_rounds=merged.get("max_rounds", DEFAULT_MAX_ROUNDS),
+        connect_timeout=float(merged.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)),
+        read_timeout=float(merged.get("read_timeout", DEFAULT_READ_TIMEOUT)),
+        allow=tuple(rules.get("allow", ())),
+        deny=tuple(rules.get("deny", ())) + tuple(project.rules.get("deny", ())),
+        debug=flags.debug,
+        warnings=tuple(warnings),
+        sources=sources,
+    )
+
+
+def _environ() -> Mapping[str, str]:
+    import os
+
+    return os.environ
+
+
+def _overlay(merged: dict[str, Any], sources: dict[str, str], where: str, **values: Any) -> None:
+    for key, value in values.items():
+        if value is not None and value != "":
+            merged[key], sources[key] = value, where
+
+
+def _resolve_provider(
+    merged: Mapping[str, Any], configured: Mapping[str, ProviderSettings], env: Mapping[str, str]
+) -> ProviderSettings | None:
+    name = merged.get("provider")
+    if name:
+        if name in configured:
+            return configured[name]
+        if name in PRESETS:
+            return _with_env_key(PRESETS[name], env)
+        known = ", ".join(sorted({*configured, *PRESETS}))
+        raise ConfigError(
+            f"No provider named {name!r} — use one of {known}, or add [providers.{name}] "
+            f"to {paths.user_config_file()}."
+        )
+    if env.get("OPENAI_BASE_URL"):
+        base = ProviderSettings("openai", "openai", env["OPENAI_BASE_URL"].rstrip("/"))
+        return _with_env_key(base, env)
+    if configured:
+        return next(iter(configured.values()))
+    return None
+
+
+def _with_env_key(provider: ProviderSettings, env: Mapping[str, str]) -> ProviderSettings:
+    if provider.kind == "openai" and env.get("OPENAI_API_KEY"):
+        return replace(provider, api_key=env["OPENAI_API_KEY"])
+    if provider.kind == "anthropic" and env.get("ANTHROPIC_API_KEY"):
+        return replace(provider, api_key=env["ANTHROPIC_API_KEY"])
+    return provider
+
+
+# ------------------------------------------------------------ config files
+
+
+@dataclass
+class _Layer:
+    path: Path
+    values: dict[str, Any] = field(default_factory=dict)
+    providers: dict[str, ProviderSettings] = field(default_factory=dict)
+    rules: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _read_config(path: Path, project: bool) -> _Layer:
+    layer = _Layer(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return layer
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"Config file {path} could not be read: {e} — fix or remove it.") from e
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(
+            f"Config file {path} is not valid TOML: {e} — fix that line or remove the file."
+        ) from e
+    bad = _Checker(path, text)
+    for key, value in data.items():
+        if project and key in _PROJECT_FORBIDDEN:
+            layer.warnings.append(f"{path}: {key!r} is ignored in a project file, for safety.")
+        elif key == "providers":
+            layer.providers = _read_providers(bad, value)
+        elif key == "rules":
+            layer.rules = _read_rules(bad, value, project, layer.warnings)
+        elif key in _TOP_KEYS:
+            layer.values[key] = bad.check(key, value, _TOP_KEYS[key])
+        else:
+            layer.warnings.append(f"{path}, line {bad.line_of(key)}: unknown key {key!r}.")
+    return layer
+
+
+def _read_providers(bad: _Checker, table: Any) -> dict[str, ProviderSettings]:
+    bad.check("providers", table, dict)
+    providers: dict[str, ProviderSettings] = {}
+    for name, entry in table.items():
+        where = f"providers.{name}"
+        bad.check(where, entry, dict)
+        for key, value in entry.items():
+            if key not in _PROVIDER_KEYS:
+                raise bad.error(f"{where}.{key}", "is not a provider setting")
+            bad.check(f"{where}.{key}", value, _PROVIDER_KEYS[key])
+        preset = PRESETS.get(name)
+        kind = entry.get("kind", preset.kind if preset else "openai")
+        if kind not in PROVIDER_KINDS:
+            raise bad.error(f"{where}.kind", f"must be one of {', '.join(PROVIDER_KINDS)}")
+        base_url = entry.get("base_url", preset.base_url if preset else "")
+        if not base_url:
+            raise bad.error(where, "needs a base_url")
+        key_env = entry.get("api_key_env")
+        api_key = _environ().get(key_env) if key_env else None
+        provider = ProviderSettings(
+            name=name,
+            kind=kind,
+            base_url=base_url.rstrip("/"),
+            api_key=api_key,
+            models=tuple(entry.get("models", ())),
+            default_model=entry.get("default_model", ""),
+            context_window=entry.get("context_window"),
+            headers=entry.get("headers", {}),
+        )
+        providers[name] = provider if api_key else _with_env_key(provider, _environ())
+    return providers
+
+
+def _read_rules(bad: _Checker, table: Any, project: bool, warnings: list[str]) -> dict:
+    bad.check("rules", table, dict)
+    rules: dict[str, list[str]] = {}
+    for key, value in table.items():
+        if key not in _RULE_KEYS:
+            raise bad.error(f"rules.{key}", "is not a rule list (use allow or deny)")
+        if project and key == "allow":
+            warnings.append(f"{bad.path}: 'rules.allow' is ignored in a project file, for safety.")
+            continue
+        bad.check(f"rules.{key}", value, list)
+        for rule in value:
+            bad.check(f"rules.{key}", rule, str)
+        rules[key] = list(value)
+    return rules
+
+
+class _Checker:
+    """Type checks that fail with the file, the line and the key."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def check(self, key: str, value: Any, expected: type | tuple[type, ...]) -> Any:
+        types = expected if isinstance(expected, tuple) else (expected,)
+        ok = False if isinstance(value, bool) and bool not in types else isinstance(value, types)
+        if not ok:
+            names = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
+            raise self.error(key, f"must be {names}, not {value!r}")
+        return value
+
+    def error(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(
+            f"Config file {self.path}, line {self.line_of(key)}: {key!r} {problem} — fix it."
+        )
+
+    def line_of(self, dotted: str) -> int:
+        """The line where a (dotted) key is set, for the message; 1 when it cannot be found."""
+        parts = dotted.split(".")
+        start, rest = 0, parts
+        for n in range(len(parts), 0, -1):
+            header = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(map(_key_re, parts[:n])) + r"\s*\]")
+            found = next((i for i, s in enumerate(self.lines) if header.match(s)), None)
+            if found is not None:
+                if n == len(parts):
+                    return found + 1
+                start, rest = found, parts[n:]
+                break
+        pattern = re.compile(r"^\s*" + _key_re(rest[0]) + r"\s*[=.]")
+        for number in range(start, len(self.lines)):
+            if pattern.match(self.lines[number]):
+                return number + 1
+        return start + 1
+
+
+def _key_re(key: str) -> str:
+    return r"""(?:"|')?""" + re.escape(key) + r"""(?:"|')?"""
+
+
+_TYPE_NAMES = {
+    str: "a string",
+    int: "a whole number",
+    float: "a number",
+    list: "a list",
+    dict: "a table",
+    bool: "true or false",
+}

@@ -1,0 +1,249 @@
+"""Confine every path the agent touches to one folder: the workspace.
+
+The model names files as plain strings, and a string is an easy way out of a
+sandbox: ``../``, an absolute path, ``~``, or a symbolic link placed (or found)
+inside the project that points elsewhere. `Workspace.resolve` turns a path into
+the *real* file it denotes, the way the kernel would, and refuses it with
+`OutsideWorkspace` unless that real path lies inside the workspace root.
+
+How a path is resolved (Linux and macOS; Windows is not a target):
+
+* Relative paths start at the root; absolute ones are accepted only if they
+  land inside it. ``""`` and ``"."`` mean the root itself.
+* Components are walked one by one with ``lstat``/``readlink``, never with
+  ``os.path.realpath``, which in Python 3.11 quietly returns a path for loops
+  and dangling links. ``..`` is applied to the real (already resolved) parent,
+  as the kernel does, so ``link/..`` is the parent of the link's target.
+* A symbolic link loop, or more than 40 links in one path (the kernel's own
+  limit), is refused. So is a dangling link, for reads and for writes: writing
+  through it would create its target wherever it points.
+* The part of a path that does not exist yet is fine (a write may create it; a
+  read will report "not found" itself). Its missing components are taken to be
+  the plain folders a write would create, so ``new/../x`` is ``x`` and the rest
+  is still resolved; nothing after a missing component can be a link.
+* A leading ``~`` is refused, never expanded: a model writing ``~/x`` means the
+  home folder. ``./~`` names a file literally called ``~``.
+* NUL bytes, and strings that cannot be encoded as file names, are refused.
+
+``write=True`` additionally refuses the root itself and anything named
+``.git``, or inside a ``.git``, at any depth (compared case-insensitively and
+ignoring the characters HFS+ ignores, as git does), including anything reached
+through a link named ``.git``: git runs hooks and reads ``.git/config``, so
+writing there could run code. Reading inside ``.git`` is fine.
+
+Out of scope, by design: the check and the later use of the path are separate
+system calls, so a process racing to swap a folder for a link in between
+(TOCTOU) can still win; hard links to files outside are indistinguishable from
+files inside. The agent's own tools are the adversary this guards against, not
+a concurrent local attacker.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+__all__ = ["MAX_SYMLINKS", "OutsideWorkspace", "Workspace"]
+
+MAX_SYMLINKS = 40
+"""Links followed in one path before it is refused as a loop (Linux's MAXSYMLINKS)."""
+
+# Code points HFS+ ignores in names, so ".g\u200cit" is ".git" there (git's is_hfs_dotgit).
+_HFS_IGNORED = dict.fromkeys(
+    [0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF]
+)
+
+
+class OutsideWorkspace(ValueError):
+    """A path was refused: it leaves the workspace, or may not be touched as asked.
+
+    The message is one sentence meant for the user or the model; `path` is the
+    path as it was given.
+    """
+
+    def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def _is_dotgit(name: str) -> bool:
+    return name.translate(_HFS_IGNORED).casefold() == ".git"
+
+
+class Workspace:
+    """The folder the agent runs in; see the module docstring for the rules."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        real = os.path.realpath(os.fspath(root), strict=True)
+        if not os.path.isdir(real):
+            raise NotADirectoryError(f"the workspace root {real} is not a folder")
+        self.root: Path = Path(real)
+        self._root = real
+        self._prefix = real if real.endswith("/") else real + "/"
+
+    def __repr__(self) -> str:
+        return f"Workspace({self._root!r})"
+
+    def resolve(self, path: str | os.PathLike[str], write: bool = False) -> Path:
+        """Return the real, absolute path `path` denotes, or raise `OutsideWorkspace`.
+
+        With ``write=True``, the root itself and anything named ``.git`` or inside
+        a ``.git`` folder (at any depth) are refused too, because git may run code
+        from there. The path need not exist.
+        """
+        raw = self._spelling(path)
+        real, git_dirs = self._walk(raw)
+        if not self._inside(real):
+            lexical = os.path.normpath(os.path.join(self._root, raw))
+            if self._inside(lexical):
+                raise OutsideWorkspace(
+                    f"{raw!r} leads outside the workspace {self._root} through a symbolic "
+                    f"link (to {real}); use a path inside it.",
+                    raw,
+                )
+            raise OutsideWorkspace(
+                f"{raw!r} is outside the workspace {self._root}; use a path inside it.", raw
+            )
+        if write:
+            if real == self._root:
+                raise OutsideWorkspace(
+                    f"{raw!r} is the workspace root {self._root} itself, which cannot be "
+                    "written; name a file inside it.",
+                    raw,
+                )
+            if any(_is_dotgit(part) for part in real[len(self._prefix) :].split("/")) or any(
+                real == git_dir or real.startswith(git_dir.rstrip("/") + "/")
+                for git_dir in git_dirs
+            ):
+                raise OutsideWorkspace(
+                    f"{raw!r} is in a .git folder ({self.relative(real)}), which cannot be "
+                    "written because git may run code from it; edit files outside .git.",
+                    raw,
+                )
+        return Path(real)
+
+    def relative(self, path: str | os.PathLike[str]) -> str:
+        """Return the POSIX workspace-relative form of a resolved path ("." for the root)."""
+        real = os.path.normpath(os.fspath(path))
+        if real.startswith("//"):  # normpath keeps a leading "//"; it is "/" here
+            real = "/" + real.lstrip("/")
+        if real == self._root:
+            return "."
+        if not real.startswith(self._prefix):
+            raise OutsideWorkspace(
+                f"{real!r} is outside the workspace {self._root}; use a path inside it.", real
+            )
+        return real[len(self._prefix) :]
+
+    def _inside(self, real: str) -> bool:
+        return real == self._root or real.startswith(self._prefix)
+
+    def _spelling(self, path: str | os.PathLike[str]) -> str:
+        """Check the path as written: refuse NULs, unencodable strings and ``~``."""
+        raw = os.fspath(path)
+        if isinstance(raw, bytes):
+            raw = os.fsdecode(raw)
+        if not isinstance(raw, str):
+            raise TypeError(f"expected a str or os.PathLike path, got {type(path).__name__}")
+        if "\0" in raw:
+            raise OutsideWorkspace(
+                f"{raw!r} contains a NUL byte, which no file name can hold; use a plain path "
+                "inside the workspace.",
+                raw,
+            )
+        try:
+            os.fsencode(raw)
+        except UnicodeError:
+            raise OutsideWorkspace(
+                f"{raw!r} cannot be encoded as a file name; use a plain path inside the workspace.",
+                raw,
+            ) from None
+        if raw.startswith("~"):
+            raise OutsideWorkspace(
+                f"{raw!r} starts with '~', which is not expanded here and would mean a home "
+                f"folder outside the workspace {self._root}; use a path inside it.",
+                raw,
+            )
+        return raw
+
+    def _show(self, real: str) -> str:
+        """`real` relative to the root when inside it, else absolute (for messages)."""
+        return self.relative(real) if self._inside(real) else real
+
+    def _walk(self, raw: str) -> tuple[str, list[str]]:
+        """Resolve `raw` like the kernel would; also return the targets of links named .git.
+
+        A link named ``.git`` makes its target a git folder even when the target's
+        own name is innocent, so writes below it must be refused too.
+        """
+        current = "/" if raw.startswith("/") else self._root
+        # Components still to visit, last one first; None closes a link's expansion.
+        pending: list[str | None] = list(reversed(raw.split("/")))
+        links: list[str] = []  # links being expanded, outermost first
+        missing: list[str] = []  # trailing components that do not exist (yet)
+        git_dirs: list[str] = []
+        followed = 0
+        while pending:
+            name = pending.pop()
+            if name is None:
+                # The link's target is fully resolved (a missing part would be dangling).
+                if _is_dotgit(os.path.basename(links.pop())):
+                    git_dirs.append(current)
+                continue
+            if name in ("", "."):
+                continue
+            if name == "..":
+                if missing:
+                    missing.pop()
+                else:
+                    current = os.path.dirname(current)
+                continue
+            if missing:
+                missing.append(name)
+                continue
+            candidate = os.path.join(current, name)
+            try:
+                mode = os.lstat(candidate).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                if links:
+                    raise OutsideWorkspace(
+                        f"{raw!r} goes through the dangling symbolic link "
+                        f"{self._show(links[0])}, which is refused because writing through it "
+                        f"could create its target anywhere, even outside the workspace "
+                        f"{self._root}; use a path without it.",
+                        raw,
+                    ) from None
+                missing.append(name)
+                continue
+            except OSError as exc:
+                raise OutsideWorkspace(
+                    f"{raw!r} could not be checked against the workspace {self._root} "
+                    f"({exc.strerror or exc}); use a path inside it.",
+                    raw,
+                ) from None
+            if not stat.S_ISLNK(mode):
+                current = candidate
+                continue
+            followed += 1
+            if followed > MAX_SYMLINKS:
+                raise OutsideWorkspace(
+                    f"{raw!r} goes through a symbolic link loop (or more than {MAX_SYMLINKS} "
+                    f"links), so it cannot be confirmed to stay inside the workspace "
+                    f"{self._root}; use a path without it.",
+                    raw,
+                )
+            try:
+                target = os.readlink(candidate)
+            except OSError as exc:
+                raise OutsideWorkspace(
+                    f"{raw!r} could not be checked against the workspace {self._root} "
+                    f"({exc.strerror or exc}); use a path inside it.",
+                    raw,
+                ) from None
+            if target.startswith("/"):
+                current = "/"
+            links.append(candidate)
+            pending.append(None)
+            pending.extend(reversed(target.split("/")))
+        return os.path.join(current, *missing), git_dirs

@@ -1,0 +1,111 @@
+"""Builds a Session from Settings: the one place that knows every concrete part."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_cli import paths
+from agent_cli.engine.backend import Backend
+from agent_cli.engine.items import Conversation
+from agent_cli.engine.session import Session
+from agent_cli.engine.store import Store
+from agent_cli.errors import ConfigError, UsageError
+from agent_cli.providers.base import Provider
+from agent_cli.settings import ProviderSettings, Settings
+
+
+@dataclass(frozen=True)
+class Opening:
+    """Which conversation a front end opens."""
+
+    resume: str | None = None
+    continue_last: bool = False
+    save: bool = True
+
+
+def make_store() -> Store:
+    return Store(paths.conversations_dir())
+
+
+def open_conversation(
+    settings: Settings, store: Store, opening: Opening, mode: str
+) -> Conversation:
+    workspace = str(settings.workspace)
+    if opening.resume:
+        conversation = store.load(opening.resume)
+        if conversation.workspace != workspace:
+            raise UsageError(
+                f"Conversation {conversation.id} belongs to {conversation.workspace} — "
+                "run agent there, or pass --cwd."
+            )
+    elif opening.continue_last:
+        found = store.last(workspace)
+        if found is None:
+            raise UsageError(
+                f"There is no earlier conversation in {workspace} to continue — drop --continue."
+            )
+        conversation = found
+    else:
+        conversation = Conversation(workspace=workspace)
+    conversation.mode = mode
+    return conversation
+
+
+def make_provider(provider: ProviderSettings, settings: Settings) -> Provider:
+    if provider.kind != "openai":
+        raise ConfigError(
+            f"Provider {provider.name!r} is of kind {provider.kind!r}, which this version "
+            'cannot speak yet — use an OpenAI-compatible provider (kind = "openai").'
+        )
+    from agent_cli.providers.openai import OpenAIProvider
+
+    return OpenAIProvider(
+        provider.base_url,
+        provider.api_key,
+        name=provider.name,
+        headers=dict(provider.headers),
+        connect_timeout=settings.connect_timeout,
+        read_timeout=settings.read_timeout,
+    )
+
+
+async def choose_model(provider: Provider, settings: Settings) -> str:
+    """The configured model, else the server's first listed one."""
+    if settings.model:
+        return settings.model
+    models = await provider.list_models()
+    if not models:
+        raise ConfigError(
+            f"The model service {provider.name!r} lists no models — pass --model or set "
+            "AGENT_MODEL."
+        )
+    return models[0].id
+
+
+def build_session(
+    settings: Settings,
+    conversation: Conversation,
+    store: Store | None,
+    provider: Provider,
+    model: str,
+) -> Session:
+    conversation.model = f"{provider.name}/{model}"
+    workspace = Path(conversation.workspace)
+
+    def backend(_conversation: Conversation) -> Backend:
+        from agent_cli.backends.loop import BuiltinLoop, LoopSettings
+        from agent_cli.backends.prompt import system_prompt
+        from agent_cli.tools.base import ToolContext
+        from agent_cli.tools.builtin import builtin_tools
+        from agent_cli.tools.workspace import Workspace
+
+        return BuiltinLoop(
+            provider=provider,
+            tools=builtin_tools(),
+            context=ToolContext(Workspace(workspace)),
+            settings=LoopSettings(model, workspace, settings.max_rounds),
+            system_prompt=lambda mode: system_prompt(workspace, mode),
+        )
+
+    return Session(conversation, backend, store)

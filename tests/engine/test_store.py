@@ -1,0 +1,160 @@
+"""Persistence: atomic, crash-safe, listable (SPEC §3)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from agent_cli.engine.items import (
+    AssistantItem,
+    Conversation,
+    NoticeItem,
+    ToolCall,
+    ToolItem,
+    UserItem,
+)
+from agent_cli.engine.store import RECOVERED_NOTICE, Store
+from agent_cli.errors import StoreError
+from agent_cli.providers.base import Usage
+from agent_cli.providers.scripted import answer
+from tests.support.sessions import make_session
+
+
+def sample(workspace: str = "/w") -> Conversation:
+    c = Conversation(workspace=workspace, title="t", usage=Usage(3, 4, 1))
+    c.items += [
+        UserItem("hi"),
+        AssistantItem("hello", "thinking", False, [ToolCall("c1", "read_file", '{"path": "a"}')]),
+        ToolItem("read_file", "c1", title="Read a", state="done", result="x", diff="d"),
+        NoticeItem("careful", "warn"),
+    ]
+    return c
+
+
+def test_round_trip_keeps_every_field(tmp_path):
+    store = Store(tmp_path)
+    c = sample()
+    store.save(c)
+    loaded = store.load(c.id)
+    assert loaded.to_json() == c.to_json()
+
+
+def test_load_by_unique_prefix_and_clear_errors(tmp_path):
+    store = Store(tmp_path)
+    c = sample()
+    store.save(c)
+    assert store.load(c.id[:15]).id == c.id
+    with pytest.raises(StoreError, match="No conversation"):
+        store.load("nope")
+    with pytest.raises(StoreError, match="not a conversation id"):
+        store.load("../etc/passwd")
+
+
+def test_a_run_that_died_reads_idle_with_a_notice(tmp_path):
+    store = Store(tmp_path)
+    c = sample()
+    c.mark_running()
+    store.save(c)
+    loaded = store.load(c.id)
+    assert loaded.state == "idle"
+    assert loaded.items[-1].text == RECOVERED_NOTICE
+
+
+def test_last_in_workspace_and_listing_newest_first(tmp_path):
+    store = Store(tmp_path)
+    a, b, other = sample("/w"), sample("/w"), sample("/elsewhere")
+    for i, c in enumerate((a, b, other)):
+        c.updated = 1000.0 + i
+        store.save(c)
+    assert store.last("/w").id == b.id
+    assert [s.id for s in store.list("/w")] == [b.id, a.id]
+    assert store.last("/nothing") is None
+    assert store.list()[0].items == 4
+
+
+def test_corrupt_file_is_a_clear_error_and_skipped_in_listing(tmp_path):
+    store = Store(tmp_path)
+    good = sample()
+    store.save(good)
+    (tmp_path / "20200101-000000-bad.json").write_text("{not json")
+    assert [s.id for s in store.list()] == [good.id]
+    with pytest.raises(StoreError, match="could not be read"):
+        store.load("20200101-000000-bad")
+
+
+def test_full_disk_keeps_the_previous_version(tmp_path, monkeypatch):
+    store = Store(tmp_path)
+    c = sample()
+    store.save(c)
+    before = store.path(c.id).read_bytes()
+    c.items.append(UserItem("more"))
+
+    def full(_fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(StoreError, match="No space left"):
+        store.save(c)
+    monkeypatch.undo()
+    assert store.path(c.id).read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == [store.path(c.id).name]  # no temp left
+
+
+async def test_session_reports_a_failed_save_once_and_goes_on(tmp_path, monkeypatch):
+    store = Store(tmp_path / "store")
+    session, _, rec = make_session(tmp_path, [answer("fine")], store=store)
+
+    def full(_fd: int) -> None:
+        raise OSError(errno.ENOSPC, "full")
+
+    monkeypatch.setattr(os, "fsync", full)
+    result = await session.send("hi")
+    assert result.reason.value == "answered"
+    errors = [e for e in rec.events if e.type == "notice" and e.level == "error"]
+    assert len(errors) == 1 and "free some space" in errors[0].text
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from agent_cli.engine.items import Conversation, UserItem
+    from agent_cli.engine.store import Store
+
+    store = Store(__import__("pathlib").Path(sys.argv[1]))
+    c = Conversation(workspace="/w", id="20260101-000000-abcdef")
+    big = "x" * 200_000
+    n = 0
+    while True:
+        n += 1
+        c.items.append(UserItem(f"{n} {big}"))
+        store.save(c)
+        print(n, flush=True)
+    """
+)
+
+
+def test_kill_9_during_writes_leaves_a_readable_conversation(tmp_path):
+    folder = tmp_path / "conv"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(folder)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        for _ in range(5):  # let it get well into its writes
+            assert proc.stdout.readline()
+        time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(10)
+    loaded = Store(folder).load("20260101-000000-abcdef")
+    numbers = [int(i.text.split()[0]) for i in loaded.items]
+    assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 5
+    data = json.loads(Store(folder).path(loaded.id).read_text())
+    assert data["id"] == loaded.id

@@ -1,0 +1,264 @@
+"""`agent run` end to end: the real CLI in a subprocess against the fake server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_cli import paths
+from tests.support.fake_openai import FakeOpenAI, frames, http_error, raw, text, tool_calls
+
+TIMEOUT = 60
+
+
+@pytest.fixture
+def fake():
+    with FakeOpenAI(models=["m1", "m2"]) as server:
+        yield server
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+def agent(
+    workspace: Path,
+    *args: str,
+    fake: FakeOpenAI | None = None,
+    stdin: str | bytes | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess:
+    environment = dict(os.environ)
+    if fake is not None:
+        environment["OPENAI_BASE_URL"] = fake.base_url
+    environment.update(env or {})
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    return subprocess.run(
+        [sys.executable, "-m", "agent_cli", *args],
+        cwd=workspace,
+        env=environment,
+        input=data if data is not None else b"",
+        capture_output=True,
+        timeout=TIMEOUT,
+    )
+
+
+def out(result: subprocess.CompletedProcess) -> str:
+    return result.stdout.decode()
+
+
+def err(result: subprocess.CompletedProcess) -> str:
+    return result.stderr.decode()
+
+
+def saved() -> list[dict]:
+    folder = paths.conversations_dir()
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+
+
+def test_answer_is_printed_and_exit_is_zero(fake, workspace):
+    fake.add(text("Hello from the fake model."))
+    result = agent(workspace, "run", "hi", fake=fake)
+    assert result.returncode == 0, err(result)
+    assert out(result) == "Hello from the fake model.\n"
+    body = fake.requests[0]
+    assert body["model"] == "m1"  # nothing configured: the server's first model
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["messages"][0]["role"] == "system"
+    assert body["messages"][-1] == {"role": "user", "content": "hi"}
+
+
+def test_model_flag_then_env_choose_the_model(fake, workspace):
+    fake.add(text("a"), text("b"))
+    agent(workspace, "run", "hi", "--model", "m2", fake=fake, env={"AGENT_MODEL": "env-m"})
+    agent(workspace, "run", "hi", fake=fake, env={"AGENT_MODEL": "env-m"})
+    assert [r["model"] for r in fake.requests] == ["m2", "env-m"]
+    assert "GET /v1/models" not in fake.paths
+
+
+def test_no_provider_is_exit_2_with_one_sentence(workspace):
+    result = agent(workspace, "run", "hi")
+    assert result.returncode == 2
+    assert "OPENAI_BASE_URL" in err(result)
+    assert "Traceback" not in err(result) and len(err(result).strip().splitlines()) == 1
+
+
+def test_bad_config_file_is_exit_2_naming_it(fake, workspace):
+    config = workspace / ".agent" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("max_rounds = 'x'\n")
+    result = agent(workspace, "run", "hi", fake=fake)
+    assert result.returncode == 2
+    assert str(config) in err(result) and "line 1" in err(result)
+    assert "Traceback" not in err(result)
+
+
+def test_output_json_is_one_object(fake, workspace):
+    fake.add(text("The answer."))
+    result = agent(workspace, "run", "q", "--output", "json", fake=fake)
+    assert result.returncode == 0
+    data = json.loads(out(result))
+    assert set(data) == {"conversation", "answer", "items", "usage", "rounds", "stopped_reason"}
+    assert data["answer"] == "The answer." and data["stopped_reason"] == "answered"
+    assert data["rounds"] == 1 and data["usage"]["input_tokens"] == 10
+    assert [i["kind"] for i in data["items"]] == ["user", "assistant"]
+
+
+def test_output_stream_json_is_events_then_result(fake, workspace):
+    fake.add(tool_calls(("c1", "get_info", "{}")), text("Done here."))
+    result = agent(workspace, "run", "where?", "--output", "stream-json", fake=fake)
+    assert result.returncode == 0, err(result)
+    lines = [json.loads(line) for line in out(result).splitlines()]
+    types = [line["type"] for line in lines]
+    assert types[0] == "item_added" and types[-1] == "result"
+    assert types[-2] == "run_finished" and lines[-2]["reason"] == "answered"
+    assert "run_started" in types and "usage" in types
+    deltas = "".join(line.get("text", "") for line in lines if line["type"] == "delta")
+    assert deltas == "Done here."
+    updates = [line["item"] for line in lines if line["type"] == "item_updated"]
+    tools = [item for item in updates if item["kind"] == "tool"]
+    assert tools[-1]["state"] == "done" and tools[-1]["title"] == "Get workspace info"
+    assert lines[-1]["answer"] == "Done here." and lines[-1]["rounds"] == 2
+
+
+def test_piped_stdin_is_appended_as_a_fenced_block(fake, workspace):
+    fake.add(text("ok"))
+    agent(workspace, "run", "why does this fail?", fake=fake, stdin="Error: ```boom```\n")
+    content = fake.requests[0]["messages"][-1]["content"]
+    assert content.startswith("why does this fail?\n\n````\nError: ```boom```\n````")
+
+
+def test_whole_prompt_from_stdin_both_ways(fake, workspace):
+    fake.add(text("one"), text("two"))
+    assert agent(workspace, "run", fake=fake, stdin="from a pipe\n").returncode == 0
+    assert agent(workspace, "run", "-", fake=fake, stdin="from a dash\n").returncode == 0
+    assert [r["messages"][-1]["content"] for r in fake.requests] == ["from a pipe", "from a dash"]
+
+
+def test_large_stdin_is_capped_with_a_notice(fake, workspace):
+    fake.add(text("ok"))
+    big = "x" * (300 * 1024)
+    result = agent(workspace, "run", "summarise", fake=fake, stdin=big)
+    assert result.returncode == 0
+    assert "only the first 262,144 bytes" in err(result)
+    assert len(fake.requests[0]["messages"][-1]["content"]) < 270 * 1024
+
+
+def test_no_prompt_at_all_is_a_usage_error(fake, workspace):
+    result = agent(workspace, "run", fake=fake, stdin="")
+    assert (result.returncode == 2 and "Give a request" in err(result)) or "empty" in err(result)
+
+
+def test_continue_and_resume_carry_the_history(fake, workspace):
+    fake.add(text("first answer"), text("second answer"), text("third"))
+    first = agent(workspace, "run", "one", "--output", "json", fake=fake)
+    conversation = json.loads(out(first))["conversation"]
+    agent(workspace, "run", "two", "--continue", fake=fake)
+    agent(workspace, "run", "three", "--resume", conversation[:17], fake=fake)
+    contents = [m["content"] for m in fake.requests[2]["messages"][1:]]
+    assert contents == ["one", "first answer", "two", "second answer", "three"]
+    assert len(saved()) == 1 and saved()[0]["title"] == "one"
+
+
+def test_continue_with_nothing_to_continue_is_a_usage_error(fake, workspace):
+    result = agent(workspace, "run", "x", "--continue", fake=fake)
+    assert result.returncode == 2 and "no earlier conversation" in err(result)
+
+
+def test_no_save_stores_nothing(fake, workspace):
+    fake.add(text("ok"))
+    assert agent(workspace, "run", "hi", "--no-save", fake=fake).returncode == 0
+    assert saved() == []
+
+
+def test_round_limit_is_exit_1_with_a_notice(fake, workspace):
+    fake.add(tool_calls(("c1", "get_info", "{}")))
+    result = agent(workspace, "run", "x", "--max-rounds", "1", fake=fake)
+    assert result.returncode == 1
+    assert "1 rounds" in err(result) and "• Get workspace info" in err(result)
+
+
+def test_quiet_prints_only_the_answer(fake, workspace):
+    fake.add(tool_calls(("c1", "get_info", "{}")), text("fine"))
+    result = agent(workspace, "run", "x", "--quiet", fake=fake)
+    assert out(result) == "fine\n" and err(result) == ""
+
+
+def test_server_error_message_is_shown_without_traceback(fake, workspace):
+    fake.add(http_error(400, "model 'zzz' not found"))
+    result = agent(workspace, "run", "x", fake=fake)
+    assert result.returncode == 1
+    assert "model 'zzz' not found" in err(result) and "Traceback" not in err(result)
+
+
+def test_stream_dropping_mid_answer_keeps_what_arrived(fake, workspace):
+    partial = frames(
+        {"choices": [{"index": 0, "delta": {"content": "Half an "}}]},
+        {"choices": [{"index": 0, "delta": {"content": "answer"}}]},
+        done=False,
+    )
+    fake.add(raw(partial, drop=True))
+    result = agent(workspace, "run", "x", fake=fake)
+    assert result.returncode == 1
+    assert out(result).startswith("Half an answer")
+    (conversation,) = saved()
+    assert conversation["state"] == "idle"
+    assert conversation["items"][1]["text"] == "Half an answer"
+    assert conversation["items"][-1]["level"] == "error"
+    assert len(fake.requests) == 1  # a stream that produced output is never retried
+
+
+def test_sigint_stops_keeps_items_and_exits_130(fake, workspace):
+    words = [{"choices": [{"index": 0, "delta": {"content": f"w{i} "}}]} for i in range(200)]
+    fake.add(raw(frames(*words), split=40, delay=0.05))
+    environment = dict(os.environ, OPENAI_BASE_URL=fake.base_url)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent_cli", "run", "count"],
+        cwd=workspace,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout.read(3) == b"w0 "  # the answer has started
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=TIMEOUT)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr.decode()
+    assert b"Traceback" not in stderr
+    (conversation,) = saved()
+    assert conversation["state"] == "idle"
+    text_so_far = conversation["items"][1]["text"]
+    assert text_so_far.startswith("w0 w1 ") and not text_so_far.startswith("w0 w1 w2 w3 w4 " * 40)
+    assert conversation["items"][-1]["text"] == "Stopped."
+
+
+def test_debug_writes_a_log_and_says_where(fake, workspace):
+    fake.add(text("ok"))
+    result = agent(workspace, "run", "hi", "--debug", fake=fake)
+    assert result.returncode == 0
+    line = next(x for x in err(result).splitlines() if "debug log" in x)
+    log = Path(line.rsplit(" ", 1)[1])
+    assert log.is_file() and log.is_relative_to(paths.log_dir())
+
+
+def test_version_and_help(workspace):
+    version = agent(workspace, "--version")
+    assert version.returncode == 0 and out(version).startswith("agent ")
+    help_text = agent(workspace, "run", "--help")
+    assert help_text.returncode == 0 and "--output" in out(help_text)
+    typo = agent(workspace, "rnu")
+    assert typo.returncode == 2

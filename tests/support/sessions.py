@@ -1,0 +1,62 @@
+"""Build real Sessions around a scripted provider, and record their events."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from agent_cli.backends.loop import BuiltinLoop, LoopSettings
+from agent_cli.backends.prompt import system_prompt
+from agent_cli.engine.backend import Backend
+from agent_cli.engine.events import Event
+from agent_cli.engine.items import Conversation
+from agent_cli.engine.session import Session
+from agent_cli.engine.store import Store
+from agent_cli.providers.scripted import ScriptedProvider, Step
+from agent_cli.tools.base import Tool, ToolContext, ToolRegistry
+from agent_cli.tools.builtin import builtin_tools
+from agent_cli.tools.workspace import Workspace
+
+
+class Recorder:
+    """Keeps every event a session publishes, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+
+    def types(self) -> list[str]:
+        return [e.type for e in self.events]
+
+    def of(self, kind: type) -> list:
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+def make_session(
+    workspace: Path,
+    turns: Iterable[Sequence[Step]],
+    *,
+    tools: Iterable[Tool] = (),
+    mode: str = "ask",
+    max_rounds: int = 30,
+    store: Store | None = None,
+) -> tuple[Session, ScriptedProvider, Recorder]:
+    provider = ScriptedProvider(turns)
+    registry = ToolRegistry([*builtin_tools(), *tools])
+
+    def backend(_conversation: Conversation) -> Backend:
+        return BuiltinLoop(
+            provider=provider,
+            tools=registry,
+            context=ToolContext(Workspace(workspace)),
+            settings=LoopSettings("scripted-model", workspace, max_rounds),
+            system_prompt=lambda m: system_prompt(workspace, m),
+        )
+
+    conversation = Conversation(workspace=str(workspace), mode=mode)
+    session = Session(conversation, backend, store)
+    recorder = Recorder()
+    session.events.subscribe(recorder)
+    return session, provider, recorder
