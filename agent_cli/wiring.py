@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent_cli import paths
+from agent_cli.backends.loop import Checkpoint
 from agent_cli.engine.backend import Backend
 from agent_cli.engine.items import Conversation
 from agent_cli.engine.session import Session
@@ -83,6 +85,21 @@ async def choose_model(provider: Provider, settings: Settings) -> str:
     return models[0].id
 
 
+def checkpointer(workspace: Path) -> Checkpoint:
+    """Records the workspace in the shadow repository before each change, off the event loop."""
+    checkpoints = None
+
+    async def record(conversation: str, label: str) -> list[str]:
+        nonlocal checkpoints
+        if checkpoints is None:
+            from agent_cli.git import Checkpoints
+
+            checkpoints = Checkpoints(workspace)
+        return await asyncio.to_thread(checkpoints.record, conversation, label)
+
+    return record
+
+
 def build_session(
     settings: Settings,
     conversation: Conversation,
@@ -90,22 +107,31 @@ def build_session(
     provider: Provider,
     model: str,
 ) -> Session:
+    from agent_cli.policy.rules import RuleSet
+    from agent_cli.tools.workspace import Workspace
+
     conversation.model = f"{provider.name}/{model}"
     workspace = Path(conversation.workspace)
+    confined = Workspace(workspace)
+    try:
+        rules = RuleSet(confined, settings.allow, settings.deny, paths.data_dir() / "rules")
+    except ValueError as e:
+        raise ConfigError(f"A rule in the config is not valid: {e} — fix it.") from e
 
     def backend(_conversation: Conversation) -> Backend:
         from agent_cli.backends.loop import BuiltinLoop, LoopSettings
         from agent_cli.backends.prompt import system_prompt
         from agent_cli.tools.base import ToolContext
         from agent_cli.tools.builtin import builtin_tools
-        from agent_cli.tools.workspace import Workspace
 
         return BuiltinLoop(
             provider=provider,
             tools=builtin_tools(),
-            context=ToolContext(Workspace(workspace)),
+            context=ToolContext(confined),
             settings=LoopSettings(model, workspace, settings.max_rounds),
             system_prompt=lambda mode: system_prompt(workspace, mode),
+            rules=rules,
+            checkpoint=checkpointer(workspace),
         )
 
     return Session(conversation, backend, store)

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from agent_cli.backends.context import to_messages
+from agent_cli.engine.approval import ApprovalRequest, Decision
 from agent_cli.engine.backend import Run, RunResult, StopReason
 from agent_cli.engine.items import AssistantItem, ToolCall, ToolItem
-from agent_cli.policy.modes import PolicyDecision, Rules, Verdict, decide, offered
+from agent_cli.errors import ToolError
+from agent_cli.policy.modes import Verdict, decide, offered
+from agent_cli.policy.rules import RuleSet, suggest_rule
 from agent_cli.providers.base import (
     Provider,
     ReasoningDelta,
@@ -33,12 +36,16 @@ from agent_cli.tools.base import (
     STORED_RESULT_CAP,
     ArgumentError,
     Effect,
+    FileChange,
     Tool,
     ToolContext,
     ToolRegistry,
     ToolResult,
     partial_arguments,
 )
+
+# Records the workspace before a change: (conversation id, label) → notices.
+Checkpoint = Callable[[str, str], Awaitable[list[str]]]
 
 DEFAULT_MAX_ROUNDS = 30
 SAME_FAILURE_LIMIT = 3
@@ -48,8 +55,7 @@ COMPOSING_UPDATE_BYTES = 512
 TITLE_SCAN_LIMIT = 4096
 
 
-@dataclass(frozen=True, slots=True)
-class LoopSettings:
+class LoopSettings(NamedTuple):
     model: str
     workspace: Path
     max_rounds: int = DEFAULT_MAX_ROUNDS
@@ -65,7 +71,8 @@ class BuiltinLoop:
         context: ToolContext,
         settings: LoopSettings,
         system_prompt: Callable[[str], str],
-        rules: Rules | None = None,
+        rules: RuleSet | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> None:
         self.provider = provider
         self.tools = tools
@@ -73,6 +80,8 @@ class BuiltinLoop:
         self.settings = settings
         self.system_prompt = system_prompt
         self.rules = rules
+        self.checkpoint = checkpoint
+        self._checkpoint_notices: set[str] = set()
 
     async def aclose(self) -> None:
         await self.provider.aclose()
@@ -112,8 +121,11 @@ class BuiltinLoop:
             tools=tuple(t.spec for t in tools),
         )
         stream = _RoundStream(run, self.tools)
-        async for event in self.provider.stream(request):
-            stream.on(event)
+        try:
+            async for event in self.provider.stream(request):
+                stream.on(event)
+        finally:
+            stream.sync()  # a stop or a broken stream keeps the text that arrived
         return stream.finish()
 
     # ---------------------------------------------------------- dispatch
@@ -154,36 +166,135 @@ class BuiltinLoop:
         verdict = decide(tool, args, run.mode, self.settings.workspace, self.rules)
         if verdict.verdict is Verdict.REFUSE:
             return _finish(run, item, ToolResult(verdict.reason, is_error=True), "denied")
-        if verdict.verdict is Verdict.ASK and not await self._approved(run, tool, item, args):
-            return None
-        await self._execute(run, tool, item, args, verdict)
+        change = None
+        if tool.plan is not None:
+            try:
+                change = await self._preview(run, tool, item, args)
+            except (ArgumentError, OSError, ValueError, ToolError) as e:
+                return _fail(run, item, str(e))
+        decision = None
+        if verdict.verdict is Verdict.ASK:
+            asked = await self._ask(run, tool, item, args, change)
+            if asked is None:
+                return None
+            decision, change = asked
+        elif verdict.rule:
+            item.rule = verdict.rule
+        await self._execute(run, tool, item, args, Outcome(verdict.changes, change, decision))
         return None
 
-    async def _approved(self, run: Run, tool: Tool, item: ToolItem, args: dict) -> bool:
-        from agent_cli.engine.approval import ApprovalRequest
+    async def _preview(self, run: Run, tool: Tool, item: ToolItem, args: dict) -> FileChange:
+        change = await tool.preview(self.context, args)
+        item.diff, item.file = change.diff, change.relative
+        run.update(item)
+        return change
 
+    async def _ask(
+        self, run: Run, tool: Tool, item: ToolItem, args: dict, change: FileChange | None
+    ) -> tuple[Decision, FileChange | None] | None:
+        """Show the card until the person answers for the diff as it stands; None if denied."""
         command = args.get("command", "") if tool.effect is Effect.EXEC else ""
-        kind = "command" if command else "edit" if tool.effect is Effect.WRITE else "tool"
-        request = ApprovalRequest(item, kind, command=command, cwd=str(self.settings.workspace))
-        decision = await run.ask(request)
-        if decision.allowed:
-            return True
-        reason = f" They said: {decision.reason}" if decision.reason else ""
-        text = f"The person declined this call; nothing was done.{reason}"
-        _finish(run, item, ToolResult(text, is_error=True), "denied")
-        return False
+        kind = "command" if command else "edit" if change is not None else "tool"
+        suggested = suggest_rule(tool.name, args, self.context.workspace)
+        while True:
+            request = ApprovalRequest(
+                item,
+                kind,
+                command=command,
+                cwd=str(self.settings.workspace),
+                diff=change.diff if change else "",
+                suggested_rule=suggested,
+                proposed=change.after if change else None,
+            )
+            decision = await run.ask(request)
+            if not decision.allowed:
+                reason = f" They said: {decision.reason}" if decision.reason else ""
+                text = f"The person declined this call; nothing was done.{reason}"
+                _finish(run, item, ToolResult(text, is_error=True), "denied")
+                return None
+            if decision.answer == "always":
+                rule = decision.rule or suggested
+                if self.rules is not None:
+                    self.rules.add(rule, decision.scope)
+                item.rule = f"{rule} ({decision.scope})"
+            if change is None:
+                return decision, None
+            # Recompute after the yes: a file changed meanwhile is never overwritten blind.
+            fresh = await self._preview(run, tool, item, args)
+            if fresh.diff == change.diff:
+                return decision, fresh
+            run.notice(f"{fresh.relative} changed while the card waited; here is the new diff.")
+            change = fresh
 
     async def _execute(
-        self, run: Run, tool: Tool, item: ToolItem, args: dict, verdict: PolicyDecision
+        self, run: Run, tool: Tool, item: ToolItem, args: dict, outcome: Outcome
     ) -> None:
         item.state = "running"
-        item.rule = verdict.rule
         run.update(item)
         try:
-            result = await tool.run(self.context, args)
-        except (ArgumentError, OSError, ValueError) as e:
+            if outcome.changes and self.checkpoint is not None:
+                for text in await self.checkpoint(run.conversation.id, item.title or tool.name):
+                    if text not in self._checkpoint_notices:
+                        self._checkpoint_notices.add(text)
+                        run.notice(text, "warn")
+            if outcome.change is not None:
+                result = await _apply(self.context, outcome.change, outcome.decision)
+            else:
+                result = await tool.run(self.context, args)
+        except (ArgumentError, OSError, ValueError, ToolError) as e:
             result = ToolResult(f"{tool.name} failed: {e}", is_error=True)
         _finish(run, item, result, "error" if result.is_error else "done")
+
+
+class Outcome(NamedTuple):
+    """What the policy and the person decided for a call about to run."""
+
+    changes: bool
+    change: FileChange | None
+    decision: Decision | None
+
+
+async def _apply(context: ToolContext, change: FileChange, decision: Decision | None) -> ToolResult:
+    """Make a planned file change, as accepted: whole, some hunks, or the person's version."""
+    from agent_cli.tools.files import apply_change, hunk_count, select_hunks
+
+    if decision is not None and decision.edited is not None:
+        result = await apply_change(context, change, decision.edited)
+        if decision.edited == change.after:
+            return result
+        edits = _diff(change.after, decision.edited, change.relative)
+        note = (
+            "\nThe person edited your proposal before accepting it; the file differs from "
+            f"what you proposed as follows:\n{edits}"
+        )
+        return result._replace(text=result.text + note)
+    if decision is not None and decision.hunks is not None:
+        total = hunk_count(change.diff)
+        kept = sorted(set(decision.hunks))
+        result = await apply_change(context, change, select_hunks(change, kept))
+        left = [i + 1 for i in range(total) if i not in kept]
+        note = (
+            f"\nOnly some hunks were accepted: applied {_numbers([i + 1 for i in kept])} of "
+            f"{total}; not applied: {_numbers(left)}. The file has only the applied ones."
+        )
+        return result._replace(text=result.text + note)
+    return await apply_change(context, change)
+
+
+def _diff(proposed: str, accepted: str, path: str) -> str:
+    import difflib
+
+    lines = difflib.unified_diff(
+        proposed.splitlines(keepends=True),
+        accepted.splitlines(keepends=True),
+        f"proposed/{path}",
+        f"accepted/{path}",
+    )
+    return "".join(lines)
+
+
+def _numbers(values: list[int]) -> str:
+    return ", ".join(str(v) for v in values) or "none"
 
 
 class _RoundStream:
@@ -195,16 +306,21 @@ class _RoundStream:
         self.assistant: AssistantItem | None = None
         self.calls: dict[int, ToolItem] = {}
         self._reported: dict[int, int] = {}
+        # Deltas are collected and joined when the text is needed: `item.text += delta`
+        # copies the whole answer on every token, which grows with its square.
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._args: dict[int, list[str]] = {}
 
     def on(self, event: object) -> None:
         run = self.run
         if type(event) is TextDelta:
             item = self.assistant or self._start()
-            item.text += event.text
+            self._text.append(event.text)
             run.delta(item, text=event.text)
         elif type(event) is ReasoningDelta:
             item = self.assistant or self._start()
-            item.reasoning += event.text
+            self._reasoning.append(event.text)
             run.delta(item, reasoning=event.text)
         elif type(event) is ToolCallStarted:
             self._call(event.index, event.id, event.name)
@@ -221,6 +337,15 @@ class _RoundStream:
                 "warn",
             )
 
+    def sync(self) -> None:
+        """Bring the assistant item's text and reasoning up to date with the deltas."""
+        if self.assistant is not None:
+            self.assistant.text = "".join(self._text)
+            self.assistant.reasoning = "".join(self._reasoning)
+        for index, item in self.calls.items():
+            if item.state == "composing" and self._args[index]:
+                item.args = "".join(self._args[index])
+
     def finish(self) -> list[ToolItem]:
         if self.assistant is not None:
             self.assistant.streaming = False
@@ -235,11 +360,13 @@ class _RoundStream:
     def _call(self, index: int, call_id: str, name: str) -> ToolItem:
         if self.assistant is None:
             self._start()
+        self.sync()
         item = ToolItem(tool=name, call_id=call_id, title=self._title(name, ""))
         tool = self.tools.get(name)
         item.mcp = tool.mcp if tool else ""
         self.calls[index] = item
         self._reported[index] = 0
+        self._args[index] = []
         self.run.add(item)
         return item
 
@@ -247,17 +374,19 @@ class _RoundStream:
         item = self.calls.get(index)
         if item is None:
             return
-        item.args += fragment
+        self._args[index].append(fragment)
         item.bytes += len(fragment.encode())
         if item.bytes - self._reported[index] >= COMPOSING_UPDATE_BYTES or item.bytes < 256:
             self._reported[index] = item.bytes
             if item.bytes < TITLE_SCAN_LIMIT:
+                item.args = "".join(self._args[index])
                 item.title = self._title(item.tool, item.args)
             self.run.update(item)
 
     def _written(self, event: ToolCallFinished) -> None:
         item = self.calls.get(event.index) or self._call(event.index, event.id, event.name)
         item.args = event.arguments
+        self._args[event.index] = []  # the whole text is here now
         item.bytes = len(event.arguments.encode())
         item.title = self._title(item.tool, event.arguments)
         assert self.assistant is not None

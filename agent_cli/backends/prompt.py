@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import NamedTuple
 
 AGENTS_MD = "AGENTS.md"
 AGENTS_MD_CAP = 8 * 1024
@@ -40,8 +40,7 @@ How to work:
 """
 
 
-@dataclass(frozen=True, slots=True)
-class SkillLine:
+class SkillLine(NamedTuple):
     name: str
     description: str
 

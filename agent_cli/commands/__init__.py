@@ -9,7 +9,8 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from agent_cli.commands import root, run
+    from agent_cli.commands import root, run, undo
 
     root.register(app)
     run.register(app)
+    undo.register(app)

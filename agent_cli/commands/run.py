@@ -174,6 +174,11 @@ def _run(options: RunOptions) -> int:
             raise
         saving = store if options.opening.save else None
         session = wiring.build_session(settings, conversation, saving, client, chosen)
-        return await run_once(session, options.prompt, options.output, options.quiet, None)
+        approver = None
+        if terminal:
+            from agent_cli.frontends.inline_approval import InlineApprover
+
+            approver = InlineApprover(session.set_mode, session.stop)
+        return await run_once(session, options.prompt, options.output, options.quiet, approver)
 
     return asyncio.run(go())

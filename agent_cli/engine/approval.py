@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from agent_cli.engine.items import ToolItem, item_to_json
 
@@ -17,8 +17,7 @@ Answer = Literal["yes", "no", "always"]
 Scope = Literal["conversation", "project", "everywhere"]
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     answer: Answer
     reason: str = ""  # for "no": what the model reads
     rule: str = ""  # for "always": the rule to add, e.g. "exec_shell_command(pytest *)"
@@ -44,6 +43,7 @@ class ApprovalRequest:
     cwd: str = ""
     diff: str = ""
     suggested_rule: str = ""
+    proposed: str | None = None  # for an edit: the file as it would be, for $EDITOR
     _future: asyncio.Future[Decision] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -9,9 +9,8 @@ backend is running.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from agent_cli.engine.approval import ApprovalRequest, Decision
 from agent_cli.engine.events import (
@@ -40,8 +39,7 @@ class StopReason(StrEnum):
     ERROR = "error"
 
 
-@dataclass(frozen=True, slots=True)
-class RunResult:
+class RunResult(NamedTuple):
     reason: StopReason
     error: str = ""
     rounds: int = 0  # filled in by the Session

@@ -3,51 +3,47 @@
 Every front end (the TUI, the line REPL, `--output stream-json`, `agent acp`)
 is only a subscriber. Subscribers are plain callables, called in order on the
 event loop's thread; one that needs to do slow work hands it off itself.
-Each event knows its JSON form, which is the stream-json line.
+Each event knows its JSON form, which is the stream-json line. Events are
+NamedTuples: immutable, cheap to define and to create (one per streamed token).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from typing import Any, ClassVar
+from typing import Any, NamedTuple
 
 from agent_cli.engine.items import Item, item_to_json
 from agent_cli.providers.base import Usage
 
 
-@dataclass(frozen=True, slots=True)
-class RunStarted:
-    type: ClassVar[str] = "run_started"
+class RunStarted(NamedTuple):
+    type = "run_started"
     conversation: str
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "conversation": self.conversation}
 
 
-@dataclass(frozen=True, slots=True)
-class ItemAdded:
-    type: ClassVar[str] = "item_added"
+class ItemAdded(NamedTuple):
+    type = "item_added"
     item: Item
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "item": item_to_json(self.item)}
 
 
-@dataclass(frozen=True, slots=True)
-class ItemUpdated:
-    type: ClassVar[str] = "item_updated"
+class ItemUpdated(NamedTuple):
+    type = "item_updated"
     item: Item
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "item": item_to_json(self.item)}
 
 
-@dataclass(frozen=True, slots=True)
-class Delta:
+class Delta(NamedTuple):
     """More text or reasoning of a streaming assistant item."""
 
-    type: ClassVar[str] = "delta"
+    type = "delta"
     item: str
     text: str = ""
     reasoning: str = ""
@@ -61,18 +57,16 @@ class Delta:
         return data
 
 
-@dataclass(frozen=True, slots=True)
-class ApprovalRequested:
-    type: ClassVar[str] = "approval_requested"
+class ApprovalRequested(NamedTuple):
+    type = "approval_requested"
     request: Any  # agent_cli.engine.approval.ApprovalRequest
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, **self.request.to_json()}
 
 
-@dataclass(frozen=True, slots=True)
-class ApprovalResolved:
-    type: ClassVar[str] = "approval_resolved"
+class ApprovalResolved(NamedTuple):
+    type = "approval_resolved"
     item: str
     answer: str
     reason: str = ""
@@ -81,9 +75,8 @@ class ApprovalResolved:
         return {"type": self.type, "item": self.item, "answer": self.answer, "reason": self.reason}
 
 
-@dataclass(frozen=True, slots=True)
-class NoticeEvent:
-    type: ClassVar[str] = "notice"
+class NoticeEvent(NamedTuple):
+    type = "notice"
     text: str
     level: str = "info"
 
@@ -91,21 +84,19 @@ class NoticeEvent:
         return {"type": self.type, "text": self.text, "level": self.level}
 
 
-@dataclass(frozen=True, slots=True)
-class UsageEvent:
-    type: ClassVar[str] = "usage"
+class UsageEvent(NamedTuple):
+    type = "usage"
     usage: Usage
     total: Usage
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "usage": asdict(self.usage), "total": asdict(self.total)}
+        return {"type": self.type, "usage": self.usage._asdict(), "total": self.total._asdict()}
 
 
-@dataclass(frozen=True, slots=True)
-class RunFinished:
+class RunFinished(NamedTuple):
     """The run ended; `reason` is one of the `StopReason` values; `error` says why it failed."""
 
-    type: ClassVar[str] = "run_finished"
+    type = "run_finished"
     reason: str
     error: str = ""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
 from agent_cli.providers.base import Usage
@@ -31,21 +31,21 @@ def new_conversation_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
 
 
-@dataclass(slots=True)
+@dataclass
 class ToolCall:
     id: str
     name: str
     arguments: str  # as the model wrote it; may not be valid JSON
 
 
-@dataclass(slots=True)
+@dataclass
 class UserItem:
     kind: ClassVar[str] = "user"
     text: str
     id: str = field(default_factory=new_id)
 
 
-@dataclass(slots=True)
+@dataclass
 class AssistantItem:
     kind: ClassVar[str] = "assistant"
     text: str = ""
@@ -55,7 +55,7 @@ class AssistantItem:
     id: str = field(default_factory=new_id)
 
 
-@dataclass(slots=True)
+@dataclass
 class ToolItem:
     kind: ClassVar[str] = "tool"
     tool: str
@@ -74,7 +74,7 @@ class ToolItem:
     id: str = field(default_factory=new_id)
 
 
-@dataclass(slots=True)
+@dataclass
 class NoticeItem:
     kind: ClassVar[str] = "notice"
     text: str
@@ -90,8 +90,10 @@ _KINDS: dict[str, type[Item]] = {
 
 
 def item_to_json(item: Item) -> dict[str, Any]:
-    data = {"kind": item.kind}
-    data.update(asdict(item))
+    # A shallow copy: asdict's deep copy is slow, and this runs on every item update.
+    data = {"kind": item.kind, **vars(item)}
+    if isinstance(item, AssistantItem):
+        data["tool_calls"] = [vars(call).copy() for call in item.tool_calls]
     return data
 
 
@@ -104,7 +106,7 @@ def item_from_json(data: dict[str, Any]) -> Item:
     return cls(**values)
 
 
-@dataclass(slots=True)
+@dataclass
 class Conversation:
     workspace: str
     id: str = field(default_factory=new_conversation_id)
@@ -143,7 +145,7 @@ class Conversation:
             "agent_session": self.agent_session,
             "created": self.created,
             "updated": self.updated,
-            "usage": asdict(self.usage),
+            "usage": self.usage._asdict(),
             "state": self.state,
             "pid": self.pid,
             "items": [item_to_json(i) for i in self.items],

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import replace
 
 from agent_cli.engine.approval import ApprovalRequest
 from agent_cli.engine.backend import Backend, BackendFactory, Run, RunResult, StopReason
@@ -129,7 +128,7 @@ class Session:
             message = f"The run failed unexpectedly: {e!r} — run again with --debug for details."
             run.notice(message, "error")
             result = RunResult(StopReason.ERROR, message)
-        result = replace(result, rounds=run.rounds, usage=run.usage)
+        result = result._replace(rounds=run.rounds, usage=run.usage)
         self._finish_items(run, result)
         self.conversation.mark_idle()
         self.save()

@@ -12,8 +12,8 @@ import contextlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from agent_cli.engine.items import Conversation, NoticeItem
 from agent_cli.errors import StoreError
@@ -22,8 +22,7 @@ SUFFIX = ".json"
 RECOVERED_NOTICE = "The previous run ended here: the process running it stopped."
 
 
-@dataclass(frozen=True, slots=True)
-class Summary:
+class Summary(NamedTuple):
     id: str
     title: str
     workspace: str

@@ -12,7 +12,6 @@ import json
 import signal
 import sys
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any, TextIO
 
 from agent_cli.engine.approval import Decision
@@ -37,11 +36,33 @@ NO_TERMINAL_REASON = "There is no terminal to ask the person on, so changes are 
 Approver = Callable[[ApprovalRequested], None]
 
 
+class _Flusher:
+    """Flushes a stream once per event-loop turn, not once per delta.
+
+    The deltas of one network read are handled in one turn, so the person
+    still sees text as it arrives, at a fraction of the system calls.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self._pending = False
+
+    def soon(self) -> None:
+        if not self._pending:
+            self._pending = True
+            asyncio.get_running_loop().call_soon(self.now)
+
+    def now(self) -> None:
+        self._pending = False
+        self.stream.flush()
+
+
 class TextPrinter:
     """The answer on stdout as it streams; tool lines and notices on stderr."""
 
     def __init__(self, out: TextIO, err: TextIO, quiet: bool) -> None:
         self.out, self.err, self.quiet = out, err, quiet
+        self._flush = _Flusher(out)
         self._ends_with_newline = True
         self._wrote_text = False
         self._shown: dict[str, str] = {}
@@ -61,11 +82,12 @@ class TextPrinter:
 
     def close(self) -> None:
         if not self._ends_with_newline:
-            self._write("\n")
+            self.out.write("\n")
+        self.out.flush()
 
     def _write(self, text: str) -> None:
         self.out.write(text)
-        self.out.flush()
+        self._flush.soon()
         self._wrote_text = True
         self._ends_with_newline = text.endswith("\n")
 
@@ -85,6 +107,7 @@ class TextPrinter:
     def _line(self, text: str) -> None:
         if not self._ends_with_newline and self._wrote_text:
             self._write("\n")
+        self._flush.now()  # the answer so far, before the line about it
         self.err.write(text + "\n")
         self.err.flush()
 
@@ -94,14 +117,12 @@ class StreamJsonPrinter:
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
+        self._flush = _Flusher(out)
 
     def __call__(self, event: Event) -> None:
-        if type(event) is Delta:  # the hot path: no dataclass walk
-            line = json.dumps(event.to_json(), ensure_ascii=False)
-        else:
-            line = json.dumps(event.to_json(), ensure_ascii=False, default=str)
+        line = json.dumps(event.to_json(), ensure_ascii=False, default=str)
         self.out.write(line + "\n")
-        self.out.flush()
+        self._flush.soon()
 
     def result(self, summary: dict[str, Any]) -> None:
         self.out.write(json.dumps({"type": "result", **summary}, ensure_ascii=False) + "\n")
@@ -116,7 +137,7 @@ def summary(session: Session, result: RunResult, first_item: int) -> dict[str, A
         "conversation": session.conversation.id,
         "answer": answer,
         "items": [item_to_json(i) for i in items],
-        "usage": asdict(result.usage),
+        "usage": result.usage._asdict(),
         "rounds": result.rounds,
         "stopped_reason": result.reason.value,
     }

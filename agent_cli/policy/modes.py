@@ -8,10 +8,9 @@ never decide approval themselves.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from agent_cli.tools.base import Effect, Tool, ToolRegistry
 
@@ -25,11 +24,11 @@ class Verdict(StrEnum):
     REFUSE = "refuse"
 
 
-@dataclass(frozen=True, slots=True)
-class PolicyDecision:
+class PolicyDecision(NamedTuple):
     verdict: Verdict
     reason: str = ""  # for REFUSE: what the model reads
     rule: str = ""  # for ALLOW by a rule: which rule, and from which scope
+    changes: bool = True  # False for reads and read-only commands: no checkpoint needed
 
 
 class Rules(Protocol):
@@ -60,12 +59,12 @@ def decide(
     rules: Rules | None = None,
 ) -> PolicyDecision:
     if tool.effect is Effect.READ:
-        return PolicyDecision(Verdict.ALLOW)
+        return PolicyDecision(Verdict.ALLOW, changes=False)
     matched = rules.match(tool.name, args) if rules is not None else None
     if matched is not None and matched[0] == "deny":
         return PolicyDecision(Verdict.REFUSE, f"A rule forbids this call: {matched[1]}.")
     if tool.effect is Effect.EXEC and _reads_only(tool, args, workspace):
-        return PolicyDecision(Verdict.ALLOW)
+        return PolicyDecision(Verdict.ALLOW, changes=False)
     if mode == "read-only":
         return PolicyDecision(
             Verdict.REFUSE,

@@ -1,7 +1,7 @@
 """OpenAI-compatible `/chat/completions` streaming (llama.cpp, vLLM, Ollama, OpenAI; SPEC §5).
 
 One request in, typed stream events out. The per-delta path is kept short on
-purpose — bytes → `SSEParser` → one `json.loads` → a few dict lookups → one
+purpose — bytes → `SSEParser` → one JSON parse → a few dict lookups → one
 event — because a long answer is tens of thousands of deltas and the user is
 waiting on every one of them.
 
@@ -21,7 +21,6 @@ import re
 import ssl
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -47,6 +46,7 @@ from agent_cli.providers.base import (
     ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolSpec,
     Usage,
 )
 from agent_cli.providers.retry import RetryPolicy, parse_retry_after
@@ -113,6 +113,7 @@ class OpenAIProvider:
         self._retry = retry or RetryPolicy()
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
+        self._where = f"model service at {self.base_url}"  # how messages name it
         self._chat_url = self.base_url + CHAT_PATH
         self._models_url = self.base_url + MODELS_PATH
 
@@ -137,7 +138,7 @@ class OpenAIProvider:
         payload = encode_chat_request(request)
         attempt = 0
         while True:
-            decoder = _ChunkDecoder(self.base_url, self._redact)
+            decoder = _ChunkDecoder(self._where, self._redact)
             try:
                 async with self._http().stream(
                     "POST", self._chat_url, content=payload, headers=_JSON_HEADERS
@@ -156,14 +157,20 @@ class OpenAIProvider:
                     for event in decoder.finish():
                         yield event
                     return
-                failure = self._ended_early()
-            except _AttemptFailed as exc:
-                failure = exc.failure
+                failure = _Failed(
+                    ProviderConnectionError(
+                        f"The {self._where} ended the stream before the answer was complete "
+                        "— try again."
+                    ),
+                    "the stream ended early",
+                )
+            except _Failed as exc:
+                failure = exc
             except httpx.HTTPError as exc:
                 failure = self._transport_failure(exc)
             except ProviderError as exc:
-                failure = _Failure(exc, _short_reason(exc))
-            if decoder.finish_reason is not None and failure.connection:
+                failure = _Failed.of(exc)
+            if decoder.finish_reason is not None and failure.is_connection:
                 # The answer was whole; only the usage frame or [DONE] went missing.
                 for event in decoder.finish():
                     yield event
@@ -178,14 +185,13 @@ class OpenAIProvider:
         attempt = 0
         while True:
             try:
-                response = await self._http().get(self._models_url)
-                return self._parse_models(response)
-            except _AttemptFailed as exc:
-                failure = exc.failure
+                return self._parse_models(await self._http().get(self._models_url))
+            except _Failed as exc:
+                failure = exc
             except httpx.HTTPError as exc:
                 failure = self._transport_failure(exc)
             except ProviderError as exc:
-                failure = _Failure(exc, _short_reason(exc))
+                failure = _Failed.of(exc)
             attempt += 1
             await asyncio.sleep(self._retry_delay(failure, attempt, produced=False))
 
@@ -197,27 +203,22 @@ class OpenAIProvider:
             headers = {"User-Agent": USER_AGENT, **self._headers}
             if self._api_key:
                 headers["Authorization"] = f"Bearer {self._api_key}"
-            timeout = httpx.Timeout(
-                connect=self._connect_timeout,
-                read=self._read_timeout,
-                write=self._read_timeout,
-                pool=self._connect_timeout,
-            )
+            connect, read = self._connect_timeout, self._read_timeout
             self._client = httpx.AsyncClient(
                 headers=headers,
-                timeout=timeout,
+                timeout=httpx.Timeout(connect=connect, read=read, write=read, pool=connect),
                 transport=self._transport,
                 verify=_tls_verification(self.base_url),
             )
         return self._client
 
-    def _retry_delay(self, failure: _Failure, attempt: int, produced: bool) -> float:
+    def _retry_delay(self, failure: _Failed, attempt: int, produced: bool) -> float:
         """Seconds to wait before retry `attempt`, or raise if this failure is final."""
         error = failure.error
         if produced and error.retryable:
             raise StreamInterrupted(
-                f"The connection to the model service at {self.base_url} broke after the "
-                f"answer had started ({failure.reason}) — the answer is incomplete; try again."
+                f"The connection to the {self._where} broke after the answer had started "
+                f"({failure.reason}) — the answer is incomplete; try again."
             ) from error
         if not error.retryable or not self._retry.allows(attempt):
             raise error
@@ -227,26 +228,22 @@ class OpenAIProvider:
     async def _check_stream_response(self, response: httpx.Response) -> None:
         """Raise unless `response` is a successful event stream."""
         if not 200 <= response.status_code < 300:
-            body = await _read_limited(response)
-            raise _AttemptFailed(self._http_failure(response, body))
+            raise self._http_failure(response, await _read_limited(response))
         content_type = response.headers.get("content-type", "")
-        if "event-stream" in content_type or not content_type:
-            return
-        body = await _read_limited(response)
-        raise self._unexpected_body(content_type, body)
+        if "event-stream" not in content_type and content_type:
+            raise self._unexpected_body(content_type, await _read_limited(response))
 
     def _parse_models(self, response: httpx.Response) -> list[ModelInfo]:
         """Model list from `data[]` (OpenAI) or `models[]` (llama.cpp, Ollama)."""
         if not 200 <= response.status_code < 300:
-            raise _AttemptFailed(self._http_failure(response, response.content))
+            raise self._http_failure(response, response.content)
         try:
             body = response.json()
         except ValueError:
-            raise self._unexpected_body(
-                response.headers.get("content-type", ""), response.content
-            ) from None
+            body = None
         if not isinstance(body, dict):
-            raise self._unexpected_body("JSON that is not an object", response.content)
+            content_type = response.headers.get("content-type", "")
+            raise self._unexpected_body(content_type, response.content)
         return _model_infos(body)
 
     # -- error messages ------------------------------------------------------
@@ -257,105 +254,79 @@ class OpenAIProvider:
             return text.replace(self._api_key, REDACTED)
         return text
 
-    def _http_failure(self, response: httpx.Response, body: bytes) -> _Failure:
+    def _http_failure(self, response: httpx.Response, body: bytes) -> _Failed:
         """An error status, with the server's own message and what to do about it."""
         status = response.status_code
         retry_after = parse_retry_after(response.headers.get("retry-after"))
         if 300 <= status < 400:
-            location = response.headers.get("location", "somewhere else")
-            message = (
-                f"The model service at {self.base_url} answered {status}, redirecting to "
-                f"{location} — use that address as the base URL."
-            )
-            error = ProviderHTTPError(self._redact(message), status, retry_after)
-            return _Failure(error, f"redirected ({status})")
+            location = self._redact(response.headers.get("location", "somewhere else"))
+            message = f"The {self._where} answered {status}, redirecting to {location} — use "
+            message += "that address as the base URL."
+            return _Failed(ProviderHTTPError(message, status), f"redirected ({status})")
         detail = self._redact(_server_message(body) or response.reason_phrase or "no details")
         hint = _STATUS_HINTS.get(status) or (_SERVER_ERROR_HINT if status >= 500 else "")
-        message = f"The model service at {self.base_url} answered {status}: {detail}"
-        if hint:
-            message += f" — {hint}"
-        error = ProviderHTTPError(message, status, retry_after)
-        return _Failure(error, f"HTTP {status}: {_shorten(detail, REASON_LIMIT)}")
+        message = f"The {self._where} answered {status}: {detail}" + (f" — {hint}" if hint else "")
+        reason = f"HTTP {status}: {_shorten(detail, REASON_LIMIT)}"
+        return _Failed(ProviderHTTPError(message, status, retry_after), reason)
 
     def _unexpected_body(self, content_type: str, body: bytes) -> ProviderError:
         """A success status whose body is not the API: an HTML page, a JSON error, other."""
         text = body.decode("utf-8", "replace").strip()
         if "html" in content_type or text[:15].lower().startswith(("<!doctype", "<html")):
             return ProviderProtocolError(
-                f"The model service at {self.base_url} answered with an HTML page, not an "
-                "OpenAI-compatible stream — check the base URL (it usually ends in /v1)."
+                f"The {self._where} answered with an HTML page, not an OpenAI-compatible stream "
+                "— check the base URL (it usually ends in /v1)."
             )
         if "json" in content_type and (detail := _server_message(body)):
-            return ProviderError(
-                self._redact(f"The model service at {self.base_url} answered: {detail}")
-            )
-        excerpt = self._redact(text[:EXCERPT_LIMIT])
+            return ProviderError(f"The {self._where} answered: {self._redact(detail)}")
         return ProviderProtocolError(
-            f"The model service at {self.base_url} answered with {content_type or 'no type'} "
-            f"instead of an event stream: {excerpt!r} — check the base URL (it usually ends in "
-            "/v1) and that the service is OpenAI-compatible."
+            f"The {self._where} answered with {content_type or 'no content type'} instead of an "
+            f"event stream: {self._redact(text[:EXCERPT_LIMIT])!r} — check the base URL (it "
+            "usually ends in /v1) and that the service is OpenAI-compatible."
         )
 
-    def _ended_early(self) -> _Failure:
-        error = ProviderConnectionError(
-            f"The model service at {self.base_url} ended the stream before the answer was "
-            "complete — try again."
-        )
-        return _Failure(error, "the stream ended early")
-
-    def _transport_failure(self, exc: httpx.HTTPError) -> _Failure:
+    def _transport_failure(self, exc: httpx.HTTPError) -> _Failed:
         """Translate an httpx error into ours, with a short reason for `Retrying`."""
-        where = f"the model service at {self.base_url}"
         detail = self._redact(str(exc) or type(exc).__name__)
         if isinstance(exc, httpx.ConnectTimeout):
             reason = f"no connection within {self._connect_timeout:g} s"
-            message = f"Could not connect to {where} within {self._connect_timeout:g} s"
-            message += " — check that it is running and reachable."
+            message = f"Could not connect to the {self._where} within "
+            message += f"{self._connect_timeout:g} s — check that it is running and reachable."
         elif isinstance(exc, httpx.ConnectError):
             reason = f"could not connect: {detail}"
-            message = f"Could not reach {where} ({detail}) — check that it is running and "
-            message += "that the base URL is right."
+            message = f"Could not reach the {self._where} ({detail}) — check that it is "
+            message += "running and that the base URL is right."
         elif isinstance(exc, httpx.ReadTimeout):
             reason = f"nothing arrived for {self._read_timeout:g} s"
-            message = f"The model service at {self.base_url} sent nothing for "
-            message += f"{self._read_timeout:g} s — it may be stuck or overloaded; try again "
-            message += "or raise the read timeout."
+            message = f"The {self._where} sent nothing for {self._read_timeout:g} s — it may be "
+            message += "stuck or overloaded; try again or raise the read timeout."
         elif isinstance(exc, httpx.TransportError):
             reason = f"the connection broke: {detail}"
-            message = f"The connection to {where} broke ({detail}) — try again."
+            message = f"The connection to the {self._where} broke ({detail}) — try again."
         else:  # e.g. a body that fails to decompress: the service is not speaking the API
-            error = ProviderProtocolError(
-                f"The model service at {self.base_url} sent a response that could not be read "
-                f"({detail}) — check the base URL."
-            )
-            return _Failure(error, detail)
-        return _Failure(ProviderConnectionError(message), reason)
+            message = f"The {self._where} sent a response that could not be read ({detail}) — "
+            return _Failed(ProviderProtocolError(message + "check the base URL."), detail)
+        return _Failed(ProviderConnectionError(message), reason)
 
 
-@dataclass(frozen=True, slots=True)
-class _Failure:
-    """A failed attempt: the error to raise if it is final, and a short reason for `Retrying`."""
+class _Failed(Exception):
+    """Control flow inside the provider: an attempt failed. Carries the error to raise
+    if the failure is final and a short reason for the `Retrying` event if it is not."""
 
-    error: ProviderError
-    reason: str
+    def __init__(self, error: ProviderError, reason: str) -> None:
+        super().__init__(reason)
+        self.error = error
+        self.reason = reason
+
+    @classmethod
+    def of(cls, error: ProviderError) -> _Failed:
+        if isinstance(error, ProviderHTTPError):
+            return cls(error, f"the service reported error {error.status}")
+        return cls(error, str(error))
 
     @property
-    def connection(self) -> bool:
+    def is_connection(self) -> bool:
         return isinstance(self.error, ProviderConnectionError)
-
-
-class _AttemptFailed(Exception):
-    """Control flow inside the provider: one attempt failed, and how to report it."""
-
-    def __init__(self, failure: _Failure) -> None:
-        super().__init__(failure.reason)
-        self.failure = failure
-
-
-def _short_reason(error: ProviderError) -> str:
-    if isinstance(error, ProviderHTTPError):
-        return f"the service reported error {error.status}"
-    return str(error)
 
 
 class _PartialCall:
@@ -378,19 +349,8 @@ class _ChunkDecoder:
     reason, whether [DONE] came, and whether anything was shown yet.
     """
 
-    __slots__ = (
-        "_calls",
-        "_last_raw_id",
-        "_origin",
-        "_redact",
-        "done",
-        "finish_reason",
-        "produced",
-        "usage",
-    )
-
-    def __init__(self, origin: str, redact: Callable[[str], str]) -> None:
-        self._origin = origin
+    def __init__(self, where: str, redact: Callable[[str], str]) -> None:
+        self._where = where
         self._redact = redact
         self._calls: dict[int, _PartialCall] = {}
         self._last_raw_id = ""
@@ -412,6 +372,9 @@ class _ChunkDecoder:
         try:
             chunk = _parse_json(data)
         except ValueError:
+            if data.strip() == DONE_SENTINEL:  # "[DONE]" with stray whitespace
+                self.done = True
+                return _NO_EVENTS
             raise self._bad_frame("a frame that is not JSON", data) from None
         if type(chunk) is not dict:
             raise self._bad_frame("a frame that is not a JSON object", data)
@@ -505,8 +468,8 @@ class _ChunkDecoder:
 
     def _stream_error(self, error: object) -> ProviderError:
         """An `error` object sent inside the stream (llama.cpp, vLLM do this)."""
-        message = _error_text(error) or "no details"
-        text = self._redact(f"The model service at {self._origin} reported an error: {message}")
+        message = self._redact(_error_text(error) or "no details")
+        text = f"The {self._where} reported an error: {message}"
         code = error.get("code") if isinstance(error, dict) else None
         if type(code) is int and code >= 400:
             return ProviderHTTPError(text, code)
@@ -515,8 +478,8 @@ class _ChunkDecoder:
     def _bad_frame(self, what: str, data: str) -> ProviderProtocolError:
         excerpt = self._redact(data[:EXCERPT_LIMIT])
         return ProviderProtocolError(
-            f"The model service at {self._origin} sent {what}: {excerpt!r} — check that it is "
-            "an OpenAI-compatible API."
+            f"The {self._where} sent {what}: {excerpt!r} — check that it is an "
+            "OpenAI-compatible API."
         )
 
 
@@ -537,17 +500,13 @@ def encode_chat_request(request: Request) -> bytes:
     }
     if request.tools:
         body["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.parameters,
-                },
-            }
-            for tool in request.tools
+            {"type": "function", "function": _as_function(tool)} for tool in request.tools
         ]
     return json.dumps(body, separators=(",", ":")).encode("ascii")
+
+
+def _as_function(tool: ToolSpec) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
 
 
 def _encode_message(message: Message) -> dict[str, Any]:
@@ -706,8 +665,7 @@ def _new_call_id() -> str:
 def _model_infos(body: dict[str, Any]) -> list[ModelInfo]:
     """Unique models in listing order; the context window when the server says it."""
     seen: dict[str, ModelInfo] = {}
-    items = [*_list_of(body.get("data")), *_list_of(body.get("models"))]
-    for item in items:
+    for item in [*_list_of(body.get("data")), *_list_of(body.get("models"))]:
         if not isinstance(item, dict):
             continue
         model_id = item.get("id") or item.get("model") or item.get("name")

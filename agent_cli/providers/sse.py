@@ -33,7 +33,7 @@ _BOM = "\ufeff"
 _DATA_PREFIX = "data:"
 _DATA_PREFIX_LEN = len(_DATA_PREFIX)
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +76,7 @@ class SSEParser:
         """
         return self._feed(chunk, _data_of)
 
-    def _feed(self, chunk: bytes, make: Callable[[str, str, str | None], T]) -> list[T]:
+    def _feed(self, chunk: bytes, make: Callable[[str, str, str | None], _T]) -> list[_T]:
         """Split off complete lines and interpret them; `make` builds each dispatched item."""
         if self._skip_lf and chunk:
             self._skip_lf = False
@@ -119,9 +119,9 @@ class SSEParser:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         return text
 
-    def _lines(self, text: str, make: Callable[[str, str, str | None], T]) -> list[T]:
+    def _lines(self, text: str, make: Callable[[str, str, str | None], _T]) -> list[_T]:
         """Interpret complete lines; `text` ends with a line terminator."""
-        events: list[T] = []
+        events: list[_T] = []
         data = self._data
         lines = text.split("\n")
         lines.pop()  # the empty string after the final terminator

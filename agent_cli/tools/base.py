@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, NamedTuple, get_args, get_origin
 
 from agent_cli.providers.base import ToolSpec
 
@@ -35,8 +35,7 @@ class Effect(StrEnum):
     EXTERNAL = "external"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResult:
+class ToolResult(NamedTuple):
     """What a tool produced. `text` is the whole result; `diff`/`file` describe an edit."""
 
     text: str
@@ -58,8 +57,7 @@ class ToolContext:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class FileChange:
+class FileChange(NamedTuple):
     """A change to one file, computed before it is made (for the approval card's diff)."""
 
     path: Path  # the resolved real path inside the workspace

@@ -29,8 +29,10 @@ from typing import Any
 __all__ = [
     "FakeOpenAI",
     "Scripted",
+    "chunk",
     "frames",
     "http_error",
+    "json_body",
     "raw",
     "text",
     "tool_calls",
@@ -38,7 +40,7 @@ __all__ = [
 
 HOST = "127.0.0.1"
 WRITE_BLOCK = 64 * 1024  # bytes per chunk when a body is not split on purpose
-POLL_SECONDS = 0.05  # how often the accept loop checks for stop(); bounds stop()'s latency
+POLL_SECONDS = 0.01  # how often the accept loop checks for stop(); bounds stop()'s latency
 IDLE_SECONDS = 30.0  # a connection idle this long is closed (a safety net for stray clients)
 ARGUMENT_PIECES = 4  # fragments per tool call's arguments
 EMPTY_QUEUE_MESSAGE = "fake server: no scripted response left"
@@ -82,7 +84,7 @@ def chunk(
     model: str = "m1",
     usage: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
-    """One chat.completion.chunk dict (a usage-only frame when `delta` is None and usage is set)."""
+    """One chat.completion.chunk dict; with no delta and no finish reason, empty choices."""
     frame: dict[str, Any] = {
         "id": COMPLETION_ID,
         "object": "chat.completion.chunk",
@@ -121,8 +123,7 @@ def tool_calls(
     model: str = "m1",
     interleave: bool = False,
 ) -> Scripted:
-    """Tool calls `(id, name, arguments_json)` with arguments in several fragments
-    (an empty id is left out of the frame); `interleave` mixes the calls' fragments."""
+    """Calls `(id, name, arguments_json)`, arguments in fragments ("" id: omitted)."""
     parts = [frames(chunk({"role": "assistant", "content": None}, model=model), done=False)]
     parts.append(_delta_frames("content", _words(text), model))
     per_call = [_call_fragments(index, *call) for index, call in enumerate(calls)]
@@ -246,11 +247,28 @@ class _State:
     request_headers: list[dict[str, str]] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     connections: set[socket.socket] = field(default_factory=set)
+    accepted: int = 0
+    threads: list[threading.Thread] = field(default_factory=list)
 
 
 class _Server(ThreadingHTTPServer):
-    daemon_threads = False  # so server_close() joins them: stop() leaves no thread behind
+    """Handler threads are daemons, so a fake someone forgot to stop cannot hold up the
+    interpreter's exit, yet they are tracked so that stop() can join every one."""
+
     state: _State
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        thread = threading.Thread(
+            target=self.process_request_thread, args=(request, client_address), daemon=True
+        )
+        self.state.threads = [t for t in self.state.threads if t.is_alive()]
+        self.state.threads.append(thread)
+        thread.start()
+
+    def server_close(self) -> None:
+        super().server_close()
+        for thread in self.state.threads:
+            thread.join()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -263,6 +281,7 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()
         state = self.server.state
         with state.lock:
+            state.accepted += 1
             state.connections.add(self.connection)
             if state.stopping.is_set():  # accepted just as stop() began: end it now
                 self._abort()
@@ -334,12 +353,12 @@ class _Handler(BaseHTTPRequestHandler):
             piece = body[start : start + block]
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
             if scripted.delay and start + block < len(body) and stopping.wait(scripted.delay):
-                return self._abort()
-        if scripted.stall and stopping.wait(scripted.stall):
-            return self._abort()
-        if scripted.drop:
-            return self._abort()
-        if chunked:
+                break  # stop() was called
+        if scripted.stall:
+            stopping.wait(scripted.stall)  # cut short by stop()
+        if scripted.drop or stopping.is_set():  # a stopped server does not finish either
+            self._abort()
+        elif chunked:
             self.wfile.write(b"0\r\n\r\n")
 
     def _abort(self) -> None:
@@ -392,6 +411,11 @@ class FakeOpenAI:
         return self._state.paths
 
     @property
+    def connections_accepted(self) -> int:
+        """TCP connections accepted so far (to check that clients reuse connections)."""
+        return self._state.accepted
+
+    @property
     def pending(self) -> int:
         """Scripted chat responses not yet served."""
         return len(self._state.chat)
@@ -417,7 +441,7 @@ class FakeOpenAI:
             open_connections = list(self._state.connections)
         for connection in open_connections:
             _shutdown(connection)
-        self._server.server_close()  # joins the handler threads
+        self._server.server_close()  # joins the handler threads (after shutdown: no new ones)
         self._thread.join()
 
     def __enter__(self) -> FakeOpenAI:

@@ -1,0 +1,387 @@
+"""read_file, write_file, edit_file: the tools that read and change one file.
+
+The two write tools are split in two steps so the loop can ask first: a *plan*
+computes the change (new text and diff) without touching the disk, and
+`apply_change` writes it. In `ask` mode the loop shows the plan's diff on an
+approval card, plans again after the person's yes (to catch a file changed
+meanwhile), then applies — possibly only some hunks (`select_hunks`) or the
+person's own version. In `full` mode the tool function does both at once.
+
+A plan's errors (not found, ambiguous edit, binary file, outside the
+workspace) are raised as `ToolError` with one sentence for the model; the tool
+functions turn them into error results. Nothing here raises for a user error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+from agent_cli.errors import ToolError
+from agent_cli.tools.base import (
+    MODEL_RESULT_CAP,
+    Effect,
+    FileChange,
+    ToolContext,
+    ToolResult,
+    tool,
+)
+from agent_cli.tools.diffs import (
+    apply_hunks,
+    changed_span,
+    hunk_count,
+    line_offset,
+    line_total,
+    locate_edits,
+    replace_spans,
+    unified_diff,
+)
+from agent_cli.tools.workspace import OutsideWorkspace
+
+__all__ = [
+    "READ_FILE_MAX_BYTES",
+    "Edit",
+    "EditChange",
+    "apply_change",
+    "edit_file",
+    "hunk_count",
+    "plan_edit_file",
+    "plan_write_file",
+    "read_file",
+    "select_hunks",
+    "write_file",
+]
+
+READ_FILE_MAX_BYTES = 8 * 1024 * 1024
+"""Largest file read_file reads, and edit_file/write_file change."""
+BINARY_SNIFF_BYTES = 8 * 1024
+"""A NUL byte this early means a binary file (as git and grep decide)."""
+READ_NOTE_ROOM = 160
+"""Bytes of the result cap kept free for the line saying where to continue."""
+
+
+class Edit(TypedDict):
+    old_text: str
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class EditChange(FileChange):
+    """A change planned by edit_file: applying it answers with the diff (write_file's
+    answers with the effect only), whichever way the loop applies it."""
+
+
+# ------------------------------------------------------------------ reading
+
+
+def _load(path: Path, shown: str) -> bytes:
+    """The bytes of an existing regular file within the size limit, or ToolError."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ToolError(f"{shown} does not exist; use file_glob_search to find the file.") from None
+    except OSError as exc:
+        raise ToolError(f"{shown} could not be read ({exc.strerror}).") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolError(f"{shown} is a folder; use file_glob_search to list what is in it.")
+    if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
+        raise ToolError(f"{shown} is not a regular file, so it is not read.")
+    if st.st_size > READ_FILE_MAX_BYTES:
+        raise ToolError(
+            f"{shown} is too big ({st.st_size} bytes; the limit is {READ_FILE_MAX_BYTES}); "
+            "use grep_search to find the lines you need."
+        )
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(READ_FILE_MAX_BYTES + 1)
+    except OSError as exc:
+        raise ToolError(f"{shown} could not be read ({exc.strerror}).") from None
+
+
+def _decode(data: bytes) -> str | None:
+    """The text of a file, or None for a binary one (a NUL early on, or not UTF-8)."""
+    if not _is_text(data):
+        return None
+    return data.decode("utf-8")
+
+
+def _is_text(data: bytes) -> bool:
+    """No NUL early on, and valid UTF-8 (ASCII, the common case, is checked in one pass)."""
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        return False
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _render_lines(data: bytes, start: int, end: int | None, append_loc: bool) -> str:
+    """Lines start..end (1-based, inclusive) within the result cap, saying where to go on.
+
+    Works on the bytes: only the lines shown are decoded, and the file's line
+    count is only taken when a note needs it.
+    """
+    budget = MODEL_RESULT_CAP - READ_NOTE_ROOM
+    pos, out, used, number = line_offset(data, start - 1), [], 0, start
+    while (end is None or number <= end) and pos < len(data):
+        stop = data.find(b"\n", pos)
+        stop = len(data) if stop < 0 else stop + 1
+        prefix = f"{number}→".encode() if append_loc else b""
+        size = len(prefix) + stop - pos
+        if used + size > budget:
+            if number == start:  # one line longer than the cap: show its head
+                head = (prefix + data[pos : pos + budget]).decode("utf-8", "ignore")
+                note = f"[... line {number} is longer than {budget} bytes and was cut; "
+                return f"{head}\n{note}continue with start_line={number + 1}]"
+            out.append(b"" if out[-1].endswith(b"\n") else b"\n")
+            total = line_total(data)
+            note = f"[... truncated: showing lines {start}–{number - 1} of {total}; "
+            out.append(f"{note}continue with start_line={number}]".encode())
+            break
+        out += [prefix, data[pos:stop]]
+        used += size
+        pos, number = stop, number + 1
+    return b"".join(out).decode("utf-8")
+
+
+def _read(ctx: ToolContext, path: str, start: int | None, end: int | None, loc: bool) -> str:
+    real = _resolve(ctx, path, write=False)
+    data = _load(real, path)
+    if not _is_text(data):
+        return f"{path}: binary file, {len(data)} bytes; it is not shown."
+    first = 1 if start is None else start
+    if first < 1:
+        raise ToolError(f"start_line must be 1 or more (got {first}).")
+    if end is not None and end < first:
+        raise ToolError(f"end_line ({end}) must not be before start_line ({first}).")
+    if not data:
+        return f"{path} is empty (0 bytes)."
+    if line_offset(data, first - 1) >= len(data):
+        total = line_total(data)
+        raise ToolError(f"{path} has {total} lines; start_line={first} is past its end.")
+    return _render_lines(data, first, end, loc)
+
+
+def _read_title(args: Mapping[str, Any]) -> str:
+    path, start, end = args.get("path", ""), args.get("start_line"), args.get("end_line")
+    if start and end:
+        return f"Read {path} (lines {start}–{end})"
+    if start:
+        return f"Read {path} (from line {start})"
+    if end:
+        return f"Read {path} (lines 1–{end})"
+    return f"Read {path}"
+
+
+@tool("read_file", Effect.READ, title=_read_title)
+async def read_file(
+    ctx: ToolContext,
+    path: Annotated[str, "Path of the file, relative to the workspace."],
+    start_line: Annotated[int | None, "First line to read (1-based). Default: 1."] = None,
+    end_line: Annotated[int | None, "Last line to read (inclusive). Default: the end."] = None,
+    append_loc: Annotated[bool | None, "Prefix each line with its number and '→'."] = None,
+) -> ToolResult:
+    """Read a text file, or a range of its lines. Long results stop at a whole line and
+    say which start_line to continue from. Binary files are not shown."""
+    try:
+        text = await asyncio.to_thread(_read, ctx, path, start_line, end_line, bool(append_loc))
+    except ToolError as exc:
+        return ToolResult(str(exc), is_error=True)
+    return ToolResult(text)
+
+
+# ------------------------------------------------------------------ planning
+
+
+def _resolve(ctx: ToolContext, path: str, write: bool) -> Path:
+    try:
+        return ctx.workspace.resolve(path, write=write)
+    except OutsideWorkspace as exc:
+        raise ToolError(str(exc)) from None
+
+
+def _current_text(real: Path, shown: str) -> str | None:
+    """The text of the file to change; None if it does not exist yet."""
+    if not os.path.lexists(real):
+        return None
+    data = _load(real, shown)
+    text = _decode(data)
+    if text is None:
+        raise ToolError(
+            f"{shown} is a binary file ({len(data)} bytes); only text files can be changed."
+        )
+    return text
+
+
+def _is_crlf(text: str) -> bool:
+    """True when every line ends in CRLF, so new text should be written that way too."""
+    if "\r" not in text:  # a one-byte search (memchr): cheap on big LF files
+        return False
+    return text.count("\r\n") == text.count("\n")
+
+
+def _plan_write(ctx: ToolContext, path: str, content: str) -> FileChange:
+    real = _resolve(ctx, path, write=True)
+    before = _current_text(real, path)
+    if before is not None and _is_crlf(before) and "\r\n" not in content:
+        content = content.replace("\n", "\r\n")
+    relative = ctx.workspace.relative(real)
+    return FileChange(real, relative, before, content, unified_diff(relative, before, content))
+
+
+async def plan_write_file(ctx: ToolContext, path: str, content: str) -> FileChange:
+    """write_file's change, computed without writing (for the approval card)."""
+    return await asyncio.to_thread(_plan_write, ctx, path, content)
+
+
+def _plan_edit(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> FileChange:
+    if not edits:
+        raise ToolError("edits is empty; give at least one {old_text, new_text} pair.")
+    real = _resolve(ctx, path, write=True)
+    before = _current_text(real, path)
+    if before is None:
+        raise ToolError(f"{path} does not exist; use write_file to create it.")
+    crlf = _is_crlf(before)
+    work = before.replace("\r\n", "\n") if crlf else before
+    pairs = [(e["old_text"], e["new_text"]) for e in edits]
+    if crlf:
+        pairs = [(o.replace("\r\n", "\n"), n.replace("\r\n", "\n")) for o, n in pairs]
+    after, edited = replace_spans(work, locate_edits(path, work, pairs))
+    if crlf:
+        after, edited = after.replace("\n", "\r\n"), edited.crlf()
+    relative = ctx.workspace.relative(real)
+    anchors = (edited.anchors_a, edited.anchors_b)
+    diff = unified_diff(relative, before, after, edited.regions, anchors)
+    return EditChange(real, relative, before, after, diff)
+
+
+async def plan_edit_file(ctx: ToolContext, path: str, edits: list[Edit]) -> FileChange:
+    """edit_file's change, computed without writing (for the approval card)."""
+    return await asyncio.to_thread(_plan_edit, ctx, path, edits)
+
+
+# ------------------------------------------------------------------ applying
+
+
+def select_hunks(change: FileChange, keep: Sequence[int]) -> str:
+    """The file's text with only the hunks of `change.diff` at 0-based `keep` applied."""
+    return apply_hunks(change.before, change.after, change.diff, keep)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Replace `path` in one step (temp file + rename), keeping an existing file's mode."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        mode = None
+    temp = path.with_name(f".{path.name}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
+            handle.write(text.encode("utf-8"))
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def _summary(change: FileChange, after: str, edited: bool) -> str:
+    size, lines = len(after.encode("utf-8")), line_total(after)
+    verb = "Created" if change.before is None else "Edited" if edited else "Replaced"
+    head = f"{verb} {change.relative} ({lines} lines, {size} bytes)"
+    if change.before is None:
+        return head + "."
+    span = changed_span(change.before, after)
+    if span is None:
+        return head + "; nothing changed."
+    first, last, removed = span
+    if last > first:
+        return head + f"; lines {first}–{last} changed."
+    if last == first:
+        return head + f"; line {first} changed."
+    return head + f"; {removed} lines removed after line {first - 1}."
+
+
+async def apply_change(
+    ctx: ToolContext,
+    change: FileChange,
+    after: str | None = None,
+) -> ToolResult:
+    """Write `after` (default `change.after`) to the file atomically and say what changed.
+
+    The text names the effect (created/replaced, lines, bytes, the changed
+    span); for edit_file's change (an `EditChange`) the diff follows, which the
+    model reads as the answer to its edit.
+    """
+    text = change.after if after is None else after
+    diff = change.diff
+    if text != change.after:
+        diff = unified_diff(change.relative, change.before, text)
+    try:
+        await asyncio.to_thread(_write_atomically, change.path, text)
+    except OSError as exc:
+        return ToolResult(
+            f"{change.relative} could not be written ({exc.strerror or exc}); nothing was changed.",
+            is_error=True,
+        )
+    edited = isinstance(change, EditChange)
+    summary = _summary(change, text, edited)
+    if edited and diff:
+        summary += "\n\n" + diff
+    return ToolResult(summary, diff=diff, file=change.relative)
+
+
+# ------------------------------------------------------------------ the write tools
+
+
+def _write_title(args: Mapping[str, Any]) -> str:
+    return f"Write {args.get('path', '')}"
+
+
+def _edit_title(args: Mapping[str, Any]) -> str:
+    return f"Edit {args.get('path', '')}"
+
+
+@tool("write_file", Effect.WRITE, title=_write_title, plan=plan_write_file)
+async def write_file(
+    ctx: ToolContext,
+    path: Annotated[str, "Path of the file, relative to the workspace."],
+    content: Annotated[str, "The whole new content of the file."],
+) -> ToolResult:
+    """Create a file, or replace all of an existing one; missing folders are created.
+    Answers with what changed, not the content. To change part of a file, use edit_file."""
+    try:
+        change = await plan_write_file(ctx, path, content)
+    except ToolError as exc:
+        return ToolResult(str(exc), is_error=True)
+    return await apply_change(ctx, change)
+
+
+@tool("edit_file", Effect.WRITE, title=_edit_title, plan=plan_edit_file)
+async def edit_file(
+    ctx: ToolContext,
+    path: Annotated[str, "Path of the file, relative to the workspace."],
+    edits: Annotated[
+        list[Edit],
+        "Exact replacements, applied together. Each old_text must occur exactly once in "
+        "the original file (include enough surrounding lines), and edits must not overlap.",
+    ],
+) -> ToolResult:
+    """Change parts of an existing text file by exact text replacement. Answers with the
+    diff. Read the file first: old_text must match it exactly, indentation included."""
+    try:
+        change = await plan_edit_file(ctx, path, edits)
+    except ToolError as exc:
+        return ToolResult(str(exc), is_error=True)
+    return await apply_change(ctx, change)
