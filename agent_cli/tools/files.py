@@ -18,7 +18,6 @@ import asyncio
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -70,10 +69,12 @@ class Edit(TypedDict):
     new_text: str
 
 
-@dataclass(frozen=True, slots=True)
 class EditChange(FileChange):
     """A change planned by edit_file: applying it answers with the diff (write_file's
-    answers with the effect only), whichever way the loop applies it."""
+    answers with the effect only), whichever way the loop applies it. Same fields;
+    only the type differs."""
+
+    __slots__ = ()
 
 
 # ------------------------------------------------------------------ reading

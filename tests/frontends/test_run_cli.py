@@ -10,60 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from agent_cli import paths
-from tests.support.fake_openai import FakeOpenAI, frames, http_error, raw, text, tool_calls
-
-TIMEOUT = 60
-
-
-@pytest.fixture
-def fake():
-    with FakeOpenAI(models=["m1", "m2"]) as server:
-        yield server
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
-def agent(
-    workspace: Path,
-    *args: str,
-    fake: FakeOpenAI | None = None,
-    stdin: str | bytes | None = None,
-    env: dict[str, str] | None = None,
-) -> subprocess.CompletedProcess:
-    environment = dict(os.environ)
-    if fake is not None:
-        environment["OPENAI_BASE_URL"] = fake.base_url
-    environment.update(env or {})
-    data = stdin.encode() if isinstance(stdin, str) else stdin
-    return subprocess.run(
-        [sys.executable, "-m", "agent_cli", *args],
-        cwd=workspace,
-        env=environment,
-        input=data if data is not None else b"",
-        capture_output=True,
-        timeout=TIMEOUT,
-    )
-
-
-def out(result: subprocess.CompletedProcess) -> str:
-    return result.stdout.decode()
-
-
-def err(result: subprocess.CompletedProcess) -> str:
-    return result.stderr.decode()
-
-
-def saved() -> list[dict]:
-    folder = paths.conversations_dir()
-    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+from tests.support.cli import TIMEOUT, agent, err, out, saved
+from tests.support.fake_openai import frames, http_error, raw, text, tool_calls
 
 
 def test_answer_is_printed_and_exit_is_zero(fake, workspace):

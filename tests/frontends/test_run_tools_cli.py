@@ -1,0 +1,169 @@
+"""`agent run` with tools, end to end: modes, refusals, timeouts, undo, and the inline card."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.support.cli import agent, err, out
+from tests.support.fake_openai import FakeOpenAI, text, tool_calls
+
+
+def call(name: str, **args: object) -> tuple[str, str, str]:
+    return (f"call_{name}", name, json.dumps(args))
+
+
+def tool_result(fake: FakeOpenAI, request: int = 1) -> str:
+    return fake.requests[request]["messages"][-1]["content"]
+
+
+def offered(fake: FakeOpenAI, request: int = 0) -> list[str]:
+    return [t["function"]["name"] for t in fake.requests[request].get("tools", [])]
+
+
+def test_read_file_result_reaches_the_model(fake, workspace):
+    (workspace / "notes.txt").write_text("alpha\nbeta\n")
+    fake.add(tool_calls(call("read_file", path="notes.txt")), text("It says alpha."))
+    result = agent(workspace, "run", "read notes", fake=fake)
+    assert result.returncode == 0, err(result)
+    assert "alpha\nbeta" in tool_result(fake)
+    assert "• Read notes.txt" in err(result)
+
+
+def test_an_escape_is_refused_and_the_model_reads_why(fake, workspace):
+    (workspace.parent / "secret.txt").write_text("top secret")
+    fake.add(tool_calls(call("read_file", path="../secret.txt")), text("Cannot."))
+    result = agent(workspace, "run", "read it", fake=fake)
+    assert result.returncode == 0
+    told = tool_result(fake)
+    assert "outside the workspace" in told and "top secret" not in told
+
+
+def test_write_and_edit_in_full_mode(fake, workspace):
+    fake.add(
+        tool_calls(call("write_file", path="src/app.py", content="print('hi')\n")),
+        tool_calls(
+            call("edit_file", path="src/app.py", edits=[{"old_text": "hi", "new_text": "bye"}])
+        ),
+        text("Done."),
+    )
+    result = agent(workspace, "run", "make it", "--yes", fake=fake)
+    assert result.returncode == 0, err(result)
+    assert (workspace / "src" / "app.py").read_text() == "print('bye')\n"
+    assert "-print('hi')" in tool_result(fake, 2)
+
+
+def test_read_only_is_the_default_without_a_terminal(fake, workspace):
+    fake.add(tool_calls(call("write_file", path="a.txt", content="x")), text("ok"))
+    result = agent(workspace, "run", "write", fake=fake)
+    assert result.returncode == 0
+    assert "write_file" not in offered(fake) and "read_file" in offered(fake)
+    assert "exec_shell_command" in offered(fake)  # read-only commands still run
+    assert not (workspace / "a.txt").exists()
+    assert "read-only" in tool_result(fake)
+
+
+def test_ask_without_a_terminal_refuses_at_once_and_counts(fake, workspace):
+    fake.add(
+        tool_calls(
+            call("write_file", path="a.txt", content="x"),
+            call("exec_shell_command", command="touch b.txt"),
+        ),
+        text("ok"),
+    )
+    result = agent(workspace, "run", "change", "--mode", "ask", fake=fake)
+    assert result.returncode == 0
+    assert not (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
+    assert "2 change(s) were refused" in err(result)
+    assert "no terminal" in tool_result(fake)
+
+
+def test_command_timeout_kills_the_whole_group(fake, workspace):
+    command = "sleep 300 & echo $! > child.pid; sleep 300"
+    fake.add(tool_calls(call("exec_shell_command", command=command, timeout=1)), text("ok"))
+    started = time.monotonic()
+    result = agent(workspace, "run", "wait", "--yes", fake=fake)
+    assert result.returncode == 0, err(result)
+    assert time.monotonic() - started < 30
+    assert "timed out after 1 s" in tool_result(fake)
+    child = int((workspace / "child.pid").read_text())
+    state = subprocess.run(["ps", "-o", "stat=", "-p", str(child)], capture_output=True, text=True)
+    assert state.stdout.strip() in ("", "Z"), f"the background child {child} is still alive"
+
+
+def test_undo_after_an_edit_and_after_a_command(fake, workspace):
+    (workspace / "keep.txt").write_text("original\n")
+    fake.add(
+        tool_calls(call("write_file", path="keep.txt", content="changed\n")),
+        text("edited"),
+        tool_calls(call("exec_shell_command", command="rm keep.txt && echo x > made.txt")),
+        text("ran"),
+    )
+    assert agent(workspace, "run", "edit", "--yes", fake=fake).returncode == 0
+    assert agent(workspace, "run", "cmd", "--yes", "--continue", fake=fake).returncode == 0
+    assert not (workspace / "keep.txt").exists() and (workspace / "made.txt").exists()
+
+    first = agent(workspace, "undo")
+    assert first.returncode == 0, err(first)
+    assert (workspace / "keep.txt").read_text() == "changed\n"
+    assert not (workspace / "made.txt").exists()
+    assert "keep.txt" in out(first) and "made.txt" in out(first)
+
+    second = agent(workspace, "undo")
+    assert second.returncode == 0, err(second)
+    assert (workspace / "keep.txt").read_text() == "original\n"
+
+
+@pytest.fixture
+def pty_env(fake: FakeOpenAI) -> dict[str, str]:
+    return dict(os.environ, OPENAI_BASE_URL=fake.base_url, TERM="xterm", NO_COLOR="1")
+
+
+def spawn(workspace: Path, env: dict[str, str], *args: str) -> pexpect.spawn:
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "agent_cli", "run", *args],
+        cwd=str(workspace),
+        env=env,
+        timeout=30,
+        encoding="utf-8",
+        dimensions=(40, 120),
+    )
+
+
+def test_inline_card_on_a_terminal_yes_applies_the_edit(fake, workspace, pty_env):
+    (workspace / "a.txt").write_text("hello\n")
+    edits = [{"old_text": "hello", "new_text": "goodbye"}]
+    fake.add(tool_calls(call("edit_file", path="a.txt", edits=edits)), text("Edited."))
+    child = spawn(workspace, pty_env, "edit it")
+    child.expect("Allow\\?")
+    assert "+goodbye" in child.before and "-hello" in child.before
+    assert (workspace / "a.txt").read_text() == "hello\n"  # nothing before the yes
+    child.sendline("y")
+    child.expect("Edited.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (workspace / "a.txt").read_text() == "goodbye\n"
+
+
+def test_inline_card_no_with_a_reason_reaches_the_model(fake, workspace, pty_env):
+    fake.add(tool_calls(call("exec_shell_command", command="touch made.txt")), text("Fine."))
+    child = spawn(workspace, pty_env, "make a file")
+    child.expect("Allow\\?")
+    assert "touch made.txt" in child.before
+    child.sendline("n")
+    child.expect("Reason")
+    child.sendline("not today")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert not (workspace / "made.txt").exists()
+    told = tool_result(fake)
+    assert "declined" in told and "not today" in told
