@@ -58,6 +58,7 @@ IGNORED_FOLDERS = (
 """Left out of checkpoints at any depth, on top of the project's own `.gitignore` files."""
 
 BRANCH_STATUS_TIMEOUT = 2.0
+DIFF_TIMEOUT = 10.0
 NOTICE_NAMES = 3  # how many left-out files a notice names
 _STAGE_BY_NAME = 1000  # up to this many changed paths are staged by name, not by a walk
 
@@ -587,7 +588,9 @@ def branch_status(workspace: Path) -> tuple[str, bool] | None:
         return None
 
 
-def _branch_status(workspace: Path) -> tuple[str, bool] | None:
+def _safe_git(workspace: Path) -> tuple[Path, dict[str, str], list[str]] | None:
+    """(folder, environment, `-c` overrides) to run git in the project's own repository
+    without letting its config run a program; None when there is no repository or git."""
     folder = workspace.resolve()
     if not any((p / ".git").exists() for p in (folder, *folder.parents)):
         return None  # the common case for a non-repository, without starting git
@@ -612,6 +615,36 @@ def _branch_status(workspace: Path) -> tuple[str, bool] | None:
         for driver in sorted(drivers):
             for key, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "0")):
                 overrides += ["-c", f"filter.{driver}.{key}={value}"]
+    return folder, env, overrides
+
+
+def workspace_diff(workspace: Path) -> str | None:
+    """The project's own `git diff HEAD` (for /diff); None when it is not a repository.
+
+    Run like `branch_status`, and with external diff drivers and textconv off,
+    which a repository's config could point at any program.
+    """
+    safe = _safe_git(workspace)
+    if safe is None:
+        return None
+    folder, env, overrides = safe
+    args = [*overrides, "diff", "--no-ext-diff", "--no-textconv", "--no-color", "HEAD"]
+    status, out, _ = _run_git(args, cwd=folder, env=env, timeout=DIFF_TIMEOUT)
+    if status != 0:  # no commit yet: everything is new
+        status, out, _ = _run_git(
+            [*overrides, "diff", "--no-ext-diff", "--no-textconv", "--no-color", "--cached"],
+            cwd=folder,
+            env=env,
+            timeout=DIFF_TIMEOUT,
+        )
+    return out.decode("utf-8", "replace") if status == 0 else None
+
+
+def _branch_status(workspace: Path) -> tuple[str, bool] | None:
+    safe = _safe_git(workspace)
+    if safe is None:
+        return None
+    folder, env, overrides = safe
     status, out, _ = _run_git(
         [
             *overrides,

@@ -37,6 +37,9 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "max_rounds": int,
     "connect_timeout": (int, float),
     "read_timeout": (int, float),
+    "theme": str,
+    "reduce_motion": bool,
+    "notify": bool,
 }
 _PROVIDER_KEYS: dict[str, type | tuple[type, ...]] = {
     "kind": str,
@@ -94,6 +97,9 @@ class Settings:
     read_timeout: float = DEFAULT_READ_TIMEOUT
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    theme: str = ""  # empty: the TUI's default (or the one last chosen with /theme)
+    reduce_motion: bool = False  # no spinners or animation in the TUI
+    notify: bool = True  # a desktop notification / bell when a run needs the person
     debug: bool = False
     warnings: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
@@ -142,6 +148,9 @@ def load_settings(
         read_timeout=float(merged.get("read_timeout", DEFAULT_READ_TIMEOUT)),
         allow=tuple(rules.get("allow", ())),
         deny=tuple(rules.get("deny", ())) + tuple(project.rules.get("deny", ())),
+        theme=merged.get("theme", ""),
+        reduce_motion=merged.get("reduce_motion", False),
+        notify=merged.get("notify", True),
         debug=flags.debug,
         warnings=tuple(warnings),
         sources=sources,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_cli import paths
 from agent_cli.backends.loop import Checkpoint
@@ -15,6 +16,9 @@ from agent_cli.engine.store import Store
 from agent_cli.errors import ConfigError, UsageError
 from agent_cli.providers.base import Provider
 from agent_cli.settings import ProviderSettings, Settings
+
+if TYPE_CHECKING:
+    from agent_cli.frontends.interactive import Interactive
 
 
 @dataclass(frozen=True)
@@ -135,3 +139,27 @@ def build_session(
         )
 
     return Session(conversation, backend, store)
+
+
+async def open_interactive(settings: Settings, opening: Opening, mode: str) -> Interactive:
+    """The current session and slash commands for the TUI or the line REPL.
+
+    The provider is shared by every session the front end opens (/new,
+    /sessions); close it with `interactive.aclose()`.
+    """
+    from agent_cli.frontends.interactive import Interactive
+
+    store = make_store()
+    conversation = open_conversation(settings, store, opening, mode)
+    provider = make_provider(settings.require_provider(), settings)
+    try:
+        model = await choose_model(provider, settings)
+    except BaseException:
+        await provider.aclose()
+        raise
+    saving = store if opening.save else None
+
+    def make(conversation: Conversation) -> Session:
+        return build_session(settings, conversation, saving, provider, model)
+
+    return Interactive(make(conversation), saving, make, close=provider.aclose)

@@ -84,7 +84,7 @@ class BuiltinLoop:
         self._checkpoint_notices: set[str] = set()
 
     async def aclose(self) -> None:
-        await self.provider.aclose()
+        """Nothing to release: the provider is shared and closed by whoever made it."""
 
     async def run(self, run: Run) -> RunResult:
         system = self.system_prompt(run.mode)  # once per message: byte-identical rounds

@@ -1,13 +1,20 @@
-"""`agent` with no command: the interactive front ends."""
+"""`agent` with no command: the interactive front ends (the TUI, or the line REPL)."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agent_cli import __version__
+from agent_cli.commands.common import guarded, start_debug_log, workspace_from
+
+if TYPE_CHECKING:
+    from agent_cli.settings import Flags
+    from agent_cli.wiring import Opening
 
 
 def register(app: typer.Typer) -> None:
@@ -17,23 +24,85 @@ def register(app: typer.Typer) -> None:
 def root(
     ctx: typer.Context,
     version: Annotated[bool, typer.Option("--version", "-V", help="Print the version.")] = False,
-    cwd: Annotated[Path | None, typer.Option(help="Work in this folder.")] = None,
+    plain: Annotated[
+        bool, typer.Option("--plain", help="A line REPL instead of the full-screen TUI.")
+    ] = False,
+    continue_last: Annotated[
+        bool, typer.Option("--continue", "-c", help="Go on with the last conversation here.")
+    ] = False,
+    resume: Annotated[str | None, typer.Option(help="Go on with conversation ID.")] = None,
+    model: Annotated[str | None, typer.Option(help="The model to use.")] = None,
+    provider: Annotated[str | None, typer.Option(help="The provider (a config entry).")] = None,
+    mode: Annotated[str | None, typer.Option(help="ask (default), read-only or full.")] = None,
+    no_save: Annotated[
+        bool, typer.Option("--no-save", help="Do not store the conversation.")
+    ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Write a debug log.")] = False,
+    cwd: Annotated[str | None, typer.Option(help="Work in this folder.")] = None,
 ) -> None:
-    """A terminal coding agent.
+    """A terminal coding agent: in a project folder, `agent` opens a conversation.
 
     Examples:
 
-      agent run "why does the test fail?"
+      agent                                  the TUI in this folder
+
+      agent --plain                          a line REPL (also on TERM=dumb)
+
+      agent run "why does the test fail?"    one answer, for scripts
 
       cat log.txt | agent run "explain this error"
     """
     if version:
         typer.echo(f"agent {__version__}")
         raise typer.Exit(0)
-    if ctx.invoked_subcommand is None:
-        typer.echo(
-            "agent: the interactive TUI is not in this version yet — "
-            'use `agent run "your request"` (see `agent run --help`).',
-            err=True,
-        )
-        raise typer.Exit(2)
+    if ctx.invoked_subcommand is not None:
+        return
+
+    def action() -> int:
+        from agent_cli.settings import Flags
+        from agent_cli.wiring import Opening
+
+        if debug:
+            start_debug_log()
+        if mode is not None and mode not in ("ask", "read-only", "full"):
+            from agent_cli.errors import UsageError
+
+            raise UsageError(f"Unknown mode {mode!r} — use ask, read-only or full.")
+        flags = Flags(model=model, provider=provider, mode=mode, debug=debug)
+        opening = Opening(resume=resume, continue_last=continue_last, save=not no_save)
+        return _interactive(flags, opening, plain or not _can_host_tui(), cwd)
+
+    raise typer.Exit(guarded(debug, action))
+
+
+def _can_host_tui() -> bool:
+    """Textual needs a real, capable terminal on both ends."""
+    term = os.environ.get("TERM", "")
+    return sys.stdin.isatty() and sys.stdout.isatty() and term not in ("", "dumb")
+
+
+def _interactive(flags: Flags, opening: Opening, plain: bool, cwd: str | None) -> int:
+    import asyncio
+
+    from agent_cli import wiring
+    from agent_cli.settings import load_settings
+
+    workspace = workspace_from(Path(cwd) if cwd else None)
+    settings = load_settings(workspace, flags)
+    for warning in settings.warnings:
+        print(f"agent: {warning}", file=sys.stderr)
+
+    async def go() -> int:
+        interactive = await wiring.open_interactive(settings, opening, settings.mode or "ask")
+        try:
+            if plain:
+                from agent_cli.frontends.line import run_line
+
+                return await run_line(interactive)
+            from agent_cli.frontends.tui import run_tui
+
+            return await run_tui(interactive, settings)
+        finally:
+            await interactive.aclose()
+
+    return asyncio.run(go())

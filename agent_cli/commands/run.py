@@ -172,13 +172,16 @@ def _run(options: RunOptions) -> int:
         except BaseException:
             await client.aclose()
             raise
-        saving = store if options.opening.save else None
-        session = wiring.build_session(settings, conversation, saving, client, chosen)
-        approver = None
-        if terminal:
-            from agent_cli.frontends.inline_approval import InlineApprover
+        try:
+            saving = store if options.opening.save else None
+            session = wiring.build_session(settings, conversation, saving, client, chosen)
+            approver = None
+            if terminal:
+                from agent_cli.frontends.inline_approval import InlineApprover
 
-            approver = InlineApprover(session.set_mode, session.stop)
-        return await run_once(session, options.prompt, options.output, options.quiet, approver)
+                approver = InlineApprover(session.set_mode, session.stop)
+            return await run_once(session, options.prompt, options.output, options.quiet, approver)
+        finally:
+            await client.aclose()
 
     return asyncio.run(go())
