@@ -18,6 +18,7 @@ RESULTS = {"PASS", "MISS", "info", "noisy"}  # not ERROR
 TIMEOUT_SECONDS = 120  # each script takes ~10 s with --quick; this only stops a hang
 
 EXPECTED_ROWS = {
+    "bench_approval.py": ("finished call -> approval card event (1 MiB edit)",),
     "bench_startup.py": (
         "agent --version vs python -c pass",
         "agent --help vs python -c 'import typer'",
