@@ -79,7 +79,7 @@ class Run:
             self._checkpoint()
 
     def delta(self, item: Item, text: str = "", reasoning: str = "") -> None:
-        self._publish(Delta(item.id, text, reasoning))
+        self._publish(Delta(item.id, text, reasoning))  # the hot path: once per token
 
     def notice(self, text: str, level: NoticeLevel = "info") -> None:
         self.add(NoticeItem(text, level))

@@ -8,7 +8,6 @@ answer grows delta by delta). JSON is produced and parsed here, only here.
 from __future__ import annotations
 
 import os
-import secrets
 import time
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal
@@ -23,12 +22,12 @@ TITLE_LENGTH = 80
 
 
 def new_id() -> str:
-    return secrets.token_hex(6)
+    return os.urandom(6).hex()  # not `secrets`: ids need no more, and it imports slowly
 
 
 def new_conversation_id() -> str:
     """Sortable by creation time: a UTC timestamp, then randomness."""
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(3).hex()
 
 
 @dataclass

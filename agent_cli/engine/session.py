@@ -14,7 +14,7 @@ import logging
 
 from agent_cli.engine.approval import ApprovalRequest
 from agent_cli.engine.backend import Backend, BackendFactory, Run, RunResult, StopReason
-from agent_cli.engine.events import Event, EventBus, NoticeEvent, RunFinished, RunStarted
+from agent_cli.engine.events import EventBus, NoticeEvent, RunFinished, RunStarted
 from agent_cli.engine.items import AssistantItem, Conversation, ToolItem, UserItem
 from agent_cli.engine.store import Store
 from agent_cli.errors import AgentError, StoreError, UsageError
@@ -66,12 +66,12 @@ class Session:
             raise UsageError("A run is already going on in this conversation — wait or stop it.")
         conversation = self.conversation
         conversation.set_title_from(text)
-        run = Run(conversation, self._publish, lambda: conversation.mode, self.save)
+        run = Run(conversation, self.events.publish, lambda: conversation.mode, self.save)
         self._run = run
         conversation.mark_running()
         run.add(UserItem(text))
         self.save()
-        self._publish(RunStarted(conversation.id))
+        self.events.publish(RunStarted(conversation.id))
         self._task = asyncio.ensure_future(self._do_run(run))
         try:
             result = await asyncio.shield(self._task)
@@ -104,14 +104,11 @@ class Session:
         except StoreError as e:
             if not self._save_failed:
                 self._save_failed = True
-                self._publish(NoticeEvent(str(e), "error"))
+                self.events.publish(NoticeEvent(str(e), "error"))
         else:
             self._save_failed = False
 
     # ----------------------------------------------------------- internals
-
-    def _publish(self, event: Event) -> None:
-        self.events.publish(event)
 
     async def _do_run(self, run: Run) -> RunResult:
         try:
@@ -133,7 +130,7 @@ class Session:
         self.conversation.mark_idle()
         self.save()
         self._run = None
-        self._publish(RunFinished(result.reason.value, result.error))
+        self.events.publish(RunFinished(result.reason.value, result.error))
         return result
 
     def _finish_items(self, run: Run, result: RunResult) -> None:
