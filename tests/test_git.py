@@ -40,7 +40,7 @@ def ws(tmp_path: Path) -> Path:
 def cp(ws: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Checkpoints:
     """Checkpoints of `ws`, staging changed files by name (few) or by `add -A` (many)."""
     if request.param == "by walk":
-        monkeypatch.setattr("agent_cli.git._STAGE_BY_NAME", 0)
+        monkeypatch.setattr("agent_cli.git.checkpoints._STAGE_BY_NAME", 0)
     return Checkpoints(ws)
 
 
@@ -461,7 +461,7 @@ def test_a_failed_record_says_so_and_does_not_raise(ws: Path, tmp_path: Path):
 def test_a_workspace_too_large_to_copy_turns_checkpoints_off(
     ws: Path, cp: Checkpoints, monkeypatch: pytest.MonkeyPatch
 ):
-    monkeypatch.setattr("agent_cli.git.CHECKPOINT_MAX_NEW_FILES", 1)
+    monkeypatch.setattr("agent_cli.git.checkpoints.CHECKPOINT_MAX_NEW_FILES", 1)
     (notice,) = cp.record("c1", "Edit a.txt")
     assert notice.startswith(f"Checkpoints are off for this session: {ws} is too large")
     assert cp.record("c1", "Edit a.txt") == []
@@ -531,5 +531,5 @@ def test_branch_status_never_raises(monkeypatch: pytest.MonkeyPatch, ws: Path):
         raise RuntimeError("boom")
 
     make_repo(ws)
-    monkeypatch.setattr("agent_cli.git._run_git", broken)
+    monkeypatch.setattr("agent_cli.git.status._run_git", broken)
     assert branch_status(ws) is None

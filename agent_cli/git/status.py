@@ -1,0 +1,118 @@
+"""The project's own repository: its branch for the status line and its diff for /diff.
+
+These run in the person's repository, without anyone approving them, so git is
+started with everything that could run a program turned off (see `_safe_git`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from agent_cli.git.run import _base_env, _run_git, _split_z, checkpoints_available
+
+BRANCH_STATUS_TIMEOUT = 2.0
+DIFF_TIMEOUT = 10.0
+
+
+def branch_status(workspace: Path) -> tuple[str, bool] | None:
+    """(branch, dirty) of the project's own repository for the status line; None if none.
+
+    Never raises: a status line must not take the app down. A repository's own
+    config can run programs even for `git status` (`core.fsmonitor`, a clean
+    filter, a hook on index writes), and this runs without anyone approving it, so
+    those are turned off: fsmonitor and hooks by `-c`, the filters its local config
+    defines by emptying them, index writes by `--no-optional-locks`. The user's
+    own global config is kept, so "dirty" means what their `git status` says.
+    """
+    try:
+        return _branch_status(workspace)
+    except Exception:
+        return None
+
+
+def _safe_git(workspace: Path) -> tuple[Path, dict[str, str], list[str]] | None:
+    """(folder, environment, `-c` overrides) to run git in the project's own repository
+    without letting its config run a program; None when there is no repository or git."""
+    folder = workspace.resolve()
+    if not any((p / ".git").exists() for p in (folder, *folder.parents)):
+        return None  # the common case for a non-repository, without starting git
+    if not checkpoints_available():
+        return None
+    env = _base_env()
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    overrides = ["-c", "core.fsmonitor=false", "-c", f"core.hooksPath={os.devnull}"]
+    status, out, _ = _run_git(
+        ["config", "--null", "--show-scope", "--name-only", "--get-regexp", r"^filter\."],
+        cwd=folder,
+        env=env,
+        timeout=BRANCH_STATUS_TIMEOUT,
+    )
+    if status == 0:
+        fields = _split_z(out)
+        drivers = {
+            name[len("filter.") : name.rfind(".")]
+            for scope, name in zip(fields[::2], fields[1::2], strict=False)
+            if scope in ("local", "worktree") and name.count(".") >= 2
+        }
+        for driver in sorted(drivers):
+            for key, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "0")):
+                overrides += ["-c", f"filter.{driver}.{key}={value}"]
+    return folder, env, overrides
+
+
+def workspace_diff(workspace: Path) -> str | None:
+    """The project's own `git diff HEAD` (for /diff); None when it is not a repository.
+
+    Run like `branch_status`, and with external diff drivers and textconv off,
+    which a repository's config could point at any program.
+    """
+    safe = _safe_git(workspace)
+    if safe is None:
+        return None
+    folder, env, overrides = safe
+    args = [*overrides, "diff", "--no-ext-diff", "--no-textconv", "--no-color", "HEAD"]
+    status, out, _ = _run_git(args, cwd=folder, env=env, timeout=DIFF_TIMEOUT)
+    if status != 0:  # no commit yet: everything is new
+        status, out, _ = _run_git(
+            [*overrides, "diff", "--no-ext-diff", "--no-textconv", "--no-color", "--cached"],
+            cwd=folder,
+            env=env,
+            timeout=DIFF_TIMEOUT,
+        )
+    return out.decode("utf-8", "replace") if status == 0 else None
+
+
+def _branch_status(workspace: Path) -> tuple[str, bool] | None:
+    safe = _safe_git(workspace)
+    if safe is None:
+        return None
+    folder, env, overrides = safe
+    status, out, _ = _run_git(
+        [
+            *overrides,
+            "status",
+            "--porcelain=v2",
+            "--branch",
+            "-z",
+            "--untracked-files=normal",
+            "--ignore-submodules=all",
+        ],
+        cwd=folder,
+        env=env,
+        timeout=BRANCH_STATUS_TIMEOUT,
+    )
+    if status != 0:
+        return None
+    head = oid = ""
+    dirty = False
+    for entry in _split_z(out):
+        if entry.startswith("# branch.head "):
+            head = entry[len("# branch.head ") :]
+        elif entry.startswith("# branch.oid "):
+            oid = entry[len("# branch.oid ") :]
+        elif not entry.startswith("#"):
+            dirty = True
+    if head == "(detached)":
+        head = oid[:7] if oid and oid != "(initial)" else "HEAD"
+    return (head, dirty) if head else None
