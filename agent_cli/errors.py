@@ -11,6 +11,7 @@ message (never a traceback, unless `--debug`) and exit with `exit_code`.
     │   ├── ProviderHTTPError                the service answered with an error status
     │   ├── ProviderConnectionError          it could not be reached, or it timed out
     │   ├── ProviderProtocolError            it answered something that is not the API
+    │   ├── ContextTooLong                   the request does not fit the model's context
     │   └── StreamInterrupted                it failed after the answer had started
     ├── StoreError                  exit 1   a conversation could not be read or written
     └── ToolError                   exit 1   a tool could not do what it was asked
@@ -53,6 +54,10 @@ class ProviderConnectionError(ProviderError):
 
 class ProviderProtocolError(ProviderError):
     """The service answered, but not in the API's format (an HTML page, bad JSON)."""
+
+
+class ContextTooLong(ProviderHTTPError):
+    """The service refused the request because it does not fit the model's context window."""
 
 
 class StreamInterrupted(ProviderError):

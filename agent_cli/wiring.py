@@ -14,7 +14,7 @@ from agent_cli.engine.items import Conversation
 from agent_cli.engine.session import Session
 from agent_cli.engine.store import Store
 from agent_cli.errors import ConfigError, UsageError
-from agent_cli.providers.base import Provider
+from agent_cli.providers.base import ModelInfo, Provider
 from agent_cli.settings import ProviderSettings, Settings
 
 if TYPE_CHECKING:
@@ -76,17 +76,17 @@ def make_provider(provider: ProviderSettings, settings: Settings) -> Provider:
     )
 
 
-async def choose_model(provider: Provider, settings: Settings) -> str:
-    """The configured model, else the server's first listed one."""
+async def choose_model(provider: Provider, settings: Settings) -> ModelInfo:
+    """The configured model, else the server's first listed one (with its context window)."""
     if settings.model:
-        return settings.model
+        return ModelInfo(settings.model)
     models = await provider.list_models()
     if not models:
         raise ConfigError(
             f"The model service {provider.name!r} lists no models — pass --model or set "
             "AGENT_MODEL."
         )
-    return models[0].id
+    return models[0]
 
 
 def checkpointer(workspace: Path) -> Checkpoint:
@@ -109,12 +109,15 @@ def build_session(
     conversation: Conversation,
     store: Store | None,
     provider: Provider,
-    model: str,
+    model: ModelInfo,
 ) -> Session:
+    from agent_cli.backends.context import context_window
     from agent_cli.policy.rules import RuleSet
     from agent_cli.tools.workspace import Workspace
 
-    conversation.model = f"{provider.name}/{model}"
+    conversation.model = f"{provider.name}/{model.id}"
+    configured = settings.provider.context_window if settings.provider else None
+    window = context_window(model.id, configured, model.context_window)
     workspace = Path(conversation.workspace)
     confined = Workspace(workspace)
     try:
@@ -132,7 +135,7 @@ def build_session(
             provider=provider,
             tools=builtin_tools(),
             context=ToolContext(confined),
-            settings=LoopSettings(model, workspace, settings.max_rounds),
+            settings=LoopSettings(model.id, workspace, settings.max_rounds, window),
             system_prompt=lambda mode: system_prompt(workspace, mode),
             rules=rules,
             checkpoint=checkpointer(workspace),

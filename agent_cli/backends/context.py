@@ -1,9 +1,14 @@
-"""What the model reads of a conversation: items → messages (SPEC §4).
+"""What the model reads of a conversation, and keeping it inside the context window (SPEC §4).
 
 The person's record keeps everything; the model's view is derived here, in
 one place: notices are left out, results are capped (head and tail), a
 shortened result shows less, arguments that are not a JSON object are shown
-as `{}`, and every call the model made gets exactly one result.
+as `{}`, every call the model made gets exactly one result, and items before
+the latest `/compact` summary are replaced by it.
+
+Token counts are estimates (characters / 4): exact counts need the model's
+tokenizer, and the estimate only has to say "this will not fit" early; the
+service's own refusal is the final word.
 """
 
 from __future__ import annotations
@@ -11,16 +16,61 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from agent_cli.engine.items import AssistantItem, Item, ToolItem, UserItem
+from agent_cli.engine.items import AssistantItem, Item, SummaryItem, ToolItem, UserItem
 from agent_cli.providers.base import Message, ToolCallSpec
 from agent_cli.tools.base import MODEL_RESULT_CAP, cap_for_model
 
 # What a shortened result keeps for the model.
 SHORTENED_CAP = 1024
 NOT_RUN = "This call did not run (the run stopped before it)."
+SUMMARY_HEADER = "[A summary of the earlier conversation, which was compacted]\n"
+CHARS_PER_TOKEN = 4
+ITEM_OVERHEAD_TOKENS = 8  # role markers and framing around each message
+DEFAULT_CONTEXT_WINDOW = 128_000
+# Room kept free for the answer when judging whether a request fits.
+ANSWER_RESERVE = 0.15
+
+# Context windows of well-known models, for servers that do not say (prefix match).
+KNOWN_WINDOWS = (
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("gpt-5", 400_000),
+    ("o3", 200_000),
+    ("o4", 200_000),
+    ("claude", 200_000),
+    ("gemini", 1_048_576),
+    ("deepseek", 128_000),
+    ("qwen3", 131_072),
+    ("qwen2.5", 32_768),
+    ("llama-3", 131_072),
+    ("llama3", 131_072),
+    ("mistral", 32_768),
+)
+
+
+def context_window(model: str, configured: int | None, served: int | None) -> int:
+    """Config first, then what the server says, then the table, then a default."""
+    if configured:
+        return configured
+    if served:
+        return served
+    name = model.lower().rpartition("/")[2]
+    for prefix, window in KNOWN_WINDOWS:
+        if name.startswith(prefix):
+            return window
+    return DEFAULT_CONTEXT_WINDOW
+
+
+def sent_items(items: Sequence[Item]) -> Sequence[Item]:
+    """The items the model reads: from the latest summary on."""
+    for index in range(len(items) - 1, -1, -1):
+        if isinstance(items[index], SummaryItem):
+            return items[index:]
+    return items
 
 
 def to_messages(items: Sequence[Item]) -> tuple[Message, ...]:
+    items = sent_items(items)
     messages: list[Message] = []
     results: dict[str, ToolItem] = {
         i.call_id: i for i in items if isinstance(i, ToolItem) and i.state in _FINAL
@@ -28,6 +78,8 @@ def to_messages(items: Sequence[Item]) -> tuple[Message, ...]:
     for item in items:
         if isinstance(item, UserItem):
             messages.append(Message("user", item.text))
+        elif isinstance(item, SummaryItem):
+            messages.append(Message("user", SUMMARY_HEADER + item.text))
         elif isinstance(item, AssistantItem) and (item.text or item.tool_calls):
             calls = tuple(
                 ToolCallSpec(c.id, c.name, arguments_for_model(c.arguments))
@@ -59,3 +111,56 @@ def arguments_for_model(arguments: str) -> str:
     except ValueError:
         return "{}"
     return arguments if isinstance(value, dict) and arguments.strip() else "{}"
+
+
+# ----------------------------------------------------------------- estimates
+
+
+def estimate_item(item: Item) -> int:
+    """Tokens the model reads for one item: O(1), from lengths alone."""
+    if isinstance(item, ToolItem):
+        cap = SHORTENED_CAP if item.shortened else MODEL_RESULT_CAP
+        chars = min(len(item.result), cap) + len(item.args)
+    elif isinstance(item, AssistantItem):
+        chars = len(item.text) + sum(len(c.arguments) + len(c.name) for c in item.tool_calls)
+    elif isinstance(item, UserItem | SummaryItem):
+        chars = len(item.text)
+    else:
+        return 0  # notices are not sent
+    return chars // CHARS_PER_TOKEN + ITEM_OVERHEAD_TOKENS
+
+
+def estimate(system: str, items: Sequence[Item], tools_chars: int = 0) -> int:
+    """Tokens of a whole request, estimated."""
+    sent = sent_items(items)
+    return (len(system) + tools_chars) // CHARS_PER_TOKEN + sum(map(estimate_item, sent))
+
+
+def fits(tokens: int, window: int) -> bool:
+    return tokens <= window * (1 - ANSWER_RESERVE)
+
+
+def shorten_oldest(items: Sequence[Item]) -> ToolItem | None:
+    """Mark the oldest long, not yet shortened tool result as shortened; None if none is left.
+
+    User messages are never touched; a shortened result still answers its call,
+    so no call/result pair is ever split.
+    """
+    for item in sent_items(items):
+        if isinstance(item, ToolItem) and not item.shortened and len(item.result) > SHORTENED_CAP:
+            item.shortened = True
+            return item
+    return None
+
+
+def compaction_cut(items: Sequence[Item], keep_turns: int) -> int:
+    """Where a summary can stand: before the user message that starts the last
+    `keep_turns` turns. Cutting before a user message never splits a call from
+    its result. 0 when there is nothing older to summarise."""
+    sent = sent_items(items)
+    offset = len(items) - len(sent)
+    starts = [i for i, item in enumerate(sent) if isinstance(item, UserItem)]
+    if len(starts) <= keep_turns:
+        return 0
+    cut = starts[-keep_turns] if keep_turns else len(sent)
+    return offset + cut if cut > (1 if isinstance(sent[0], SummaryItem) else 0) else 0

@@ -14,14 +14,23 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from agent_cli.backends.context import to_messages
+from agent_cli.backends.context import (
+    DEFAULT_CONTEXT_WINDOW,
+    compaction_cut,
+    estimate,
+    fits,
+    sent_items,
+    shorten_oldest,
+    to_messages,
+)
 from agent_cli.engine.approval import ApprovalRequest, Decision
 from agent_cli.engine.backend import Run, RunResult, StopReason
-from agent_cli.engine.items import AssistantItem, ToolCall, ToolItem
-from agent_cli.errors import ToolError
+from agent_cli.engine.items import AssistantItem, SummaryItem, ToolCall, ToolItem
+from agent_cli.errors import AgentError, ContextTooLong, ToolError
 from agent_cli.policy.modes import Verdict, decide, offered
 from agent_cli.policy.rules import RuleSet, suggest_rule
 from agent_cli.providers.base import (
+    Message,
     Provider,
     ReasoningDelta,
     Request,
@@ -46,8 +55,24 @@ from agent_cli.tools.base import (
 
 # Records the workspace before a change: (conversation id, label) → notices.
 Checkpoint = Callable[[str, str], Awaitable[list[str]]]
+# More tools (an MCP server's), loaded once, the first time a run may offer them.
+ExtraTools = Callable[[], Awaitable[list[Tool]]]
 
 DEFAULT_MAX_ROUNDS = 30
+KEEP_TURNS = 2  # /compact keeps the last turns as they are
+COMPACT_SYSTEM = "You summarise a coding agent's conversation so that the work can go on."
+COMPACT_INSTRUCTION = (
+    "Summarise the conversation so far for yourself, to continue the work from it alone: "
+    "the person's requests and decisions, what was done (files changed, commands run, "
+    "their outcomes), what was found, and what is still open. Keep file paths, names and "
+    "exact errors. Write it as a compact Markdown list; do not call tools."
+)
+
+
+class ContextFull(AgentError):
+    """Nothing is left to shorten and the conversation still does not fit."""
+
+
 SAME_FAILURE_LIMIT = 3
 # While a call is being written, its card is updated at most once per this many bytes.
 COMPOSING_UPDATE_BYTES = 512
@@ -59,6 +84,7 @@ class LoopSettings(NamedTuple):
     model: str
     workspace: Path
     max_rounds: int = DEFAULT_MAX_ROUNDS
+    context_window: int = DEFAULT_CONTEXT_WINDOW
 
 
 class BuiltinLoop:
@@ -73,6 +99,7 @@ class BuiltinLoop:
         system_prompt: Callable[[str], str],
         rules: RuleSet | None = None,
         checkpoint: Checkpoint | None = None,
+        extra_tools: ExtraTools | None = None,
     ) -> None:
         self.provider = provider
         self.tools = tools
@@ -82,11 +109,14 @@ class BuiltinLoop:
         self.rules = rules
         self.checkpoint = checkpoint
         self._checkpoint_notices: set[str] = set()
+        self._extra_tools = extra_tools
+        self._shortened_notice = False
 
     async def aclose(self) -> None:
         """Nothing to release: the provider is shared and closed by whoever made it."""
 
     async def run(self, run: Run) -> RunResult:
+        await self._load_extra_tools(run)
         system = self.system_prompt(run.mode)  # once per message: byte-identical rounds
         failures = _FailureTracker()
         for _ in range(self.settings.max_rounds):
@@ -109,24 +139,91 @@ class BuiltinLoop:
         )
         return RunResult(StopReason.ROUND_LIMIT)
 
+    async def _load_extra_tools(self, run: Run) -> None:
+        """Add MCP servers' tools the first time a run may offer them (never in read-only)."""
+        if self._extra_tools is None or run.mode == "read-only":
+            return
+        load, self._extra_tools = self._extra_tools, None
+        tools = list(self.tools)
+        taken = {t.name for t in tools}
+        for tool in await load():
+            if tool.name in taken:
+                run.notice(
+                    f"The tool {tool.name!r} is left out: a tool of that name exists.", "warn"
+                )
+                continue
+            taken.add(tool.name)
+            tools.append(tool)
+        self.tools = ToolRegistry(tools)
+
     # ------------------------------------------------------------ a round
 
     async def _round(self, run: Run, system: str) -> list[ToolItem]:
-        """Ask the model once; stream its answer into items; return the calls it made."""
-        tools = offered(self.tools, run.mode)
-        request = Request(
-            model=self.settings.model,
-            system=system,
-            messages=to_messages(run.conversation.items),
-            tools=tuple(t.spec for t in tools),
+        """Ask the model once; stream its answer into items; return the calls it made.
+
+        A request that does not fit the context window (by the estimate, or by
+        the service's refusal) is asked again with the oldest long tool result
+        shortened, one at a time, until it fits or nothing is left to shorten.
+        """
+        specs = tuple(t.spec for t in offered(self.tools, run.mode))
+        items = run.conversation.items
+        window = self.settings.context_window
+        while not fits(estimate(system, items, _size(specs)), window):
+            self._shorten(run)
+        while True:
+            request = Request(self.settings.model, system, to_messages(items), specs)
+            stream = _RoundStream(run, self.tools)
+            try:
+                async for event in self.provider.stream(request):
+                    stream.on(event)
+            except ContextTooLong:
+                if stream.assistant is not None:
+                    raise
+                self._shorten(run)
+                continue
+            finally:
+                stream.sync()  # a stop or a broken stream keeps the text that arrived
+            return stream.finish()
+
+    def _shorten(self, run: Run) -> None:
+        if shorten_oldest(run.conversation.items) is None:
+            raise ContextFull(
+                "The conversation no longer fits the model's context window — run /compact "
+                "(or agent run --continue --compact) to summarise it, or start a new one."
+            )
+        if not self._shortened_notice:
+            self._shortened_notice = True
+            run.notice(
+                "Older tool results are being shortened so the conversation fits the model's "
+                "context window; you can still read them in full."
+            )
+
+    async def compact(self, run: Run, focus: str) -> RunResult:
+        """Summarise the older items into one; they stay stored but are no longer sent."""
+        items = run.conversation.items
+        cut = compaction_cut(items, KEEP_TURNS)
+        if cut == 0:
+            run.notice("Nothing to compact yet: the conversation is still short.")
+            return RunResult(StopReason.ANSWERED)
+        instruction = COMPACT_INSTRUCTION + (f"\nFocus on: {focus}" if focus else "")
+        while True:
+            messages = (*to_messages(items[:cut]), Message("user", instruction))
+            request = Request(self.settings.model, COMPACT_SYSTEM, messages, ())
+            parts: list[str] = []
+            try:
+                async for event in self.provider.stream(request):
+                    if type(event) is TextDelta:
+                        parts.append(event.text)
+            except ContextTooLong:
+                self._shorten(run)
+                continue
+            break
+        replaced = len(sent_items(items[:cut]))
+        run.insert(cut, SummaryItem("".join(parts).strip(), replaced))
+        run.notice(
+            f"Compacted {replaced} earlier items into a summary; they are kept but no longer sent."
         )
-        stream = _RoundStream(run, self.tools)
-        try:
-            async for event in self.provider.stream(request):
-                stream.on(event)
-        finally:
-            stream.sync()  # a stop or a broken stream keeps the text that arrived
-        return stream.finish()
+        return RunResult(StopReason.ANSWERED)
 
     # ---------------------------------------------------------- dispatch
 
@@ -419,6 +516,11 @@ class _FailureTracker:
             self.count = self.count + 1 if key == self.last else 1
             self.last = key
         return self.count >= SAME_FAILURE_LIMIT
+
+
+def _size(specs: tuple) -> int:
+    """Characters of the tool definitions sent with every round."""
+    return sum(len(s.name) + len(s.description) + len(json.dumps(s.parameters)) for s in specs)
 
 
 def _parse_arguments(text: str) -> dict:

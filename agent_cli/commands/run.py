@@ -69,6 +69,12 @@ def run(
         False
     ),
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answer.")] = False,
+    compact: Annotated[
+        bool,
+        typer.Option(
+            "--compact", help="First summarise the conversation's older items (with --continue)."
+        ),
+    ] = False,
     debug: Annotated[
         bool, typer.Option("--debug", help="Write a debug log; show tracebacks.")
     ] = False,
@@ -83,10 +89,11 @@ def run(
         if debug:
             start_debug_log()
         options = RunOptions(
-            prompt=read_prompt(prompt),
+            prompt=read_prompt(prompt, optional=compact),
             mode="full" if yes else mode.value if mode else None,
             output=output.value,
             quiet=quiet,
+            compact=compact,
             opening=Opening(resume=resume, continue_last=continue_last, save=not no_save),
             flags=Flags(model=model, provider=provider, max_rounds=max_rounds, debug=debug),
             cwd=cwd,
@@ -96,14 +103,18 @@ def run(
     raise typer.Exit(guarded(debug, action))
 
 
-def read_prompt(prompt: str | None) -> str:
-    """The prompt from the argument and/or stdin (SPEC §1)."""
+def read_prompt(prompt: str | None, optional: bool = False) -> str:
+    """The prompt from the argument and/or stdin (SPEC §1); "" only when `optional`."""
     stdin = sys.stdin
     piped = stdin is not None and not stdin.isatty()
+    if prompt is None and optional and not piped:
+        return ""
     if prompt is None or prompt == "-":
         if not piped:
             raise UsageError('Give a request: agent run "your request", or pipe one in.')
         text, _ = _read_capped(stdin)
+        if not text.strip() and optional:
+            return ""
         if not text.strip():
             raise UsageError('stdin was empty — give a request: agent run "your request".')
         return text.strip()
@@ -143,6 +154,7 @@ class RunOptions:
     mode: str | None
     output: str
     quiet: bool
+    compact: bool
     opening: Opening
     flags: Flags
     cwd: Path | None
@@ -180,7 +192,9 @@ def _run(options: RunOptions) -> int:
                 from agent_cli.frontends.inline_approval import InlineApprover
 
                 approver = InlineApprover(session.set_mode, session.stop)
-            return await run_once(session, options.prompt, options.output, options.quiet, approver)
+            return await run_once(
+                session, options.prompt, options.output, options.quiet, approver, options.compact
+            )
         finally:
             await client.aclose()
 

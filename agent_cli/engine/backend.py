@@ -73,6 +73,11 @@ class Run:
         self.conversation.items.append(item)
         self._publish(ItemAdded(item))
 
+    def insert(self, index: int, item: Item) -> None:
+        """Put an item before others (a compaction summary stands where it starts)."""
+        self.conversation.items.insert(index, item)
+        self._publish(ItemAdded(item))
+
     def update(self, item: Item, *, save: bool = False) -> None:
         self._publish(ItemUpdated(item))
         if save:
@@ -112,6 +117,8 @@ class Backend(Protocol):
     """Does runs of one conversation. `run` may be cancelled at any await (a stop)."""
 
     async def run(self, run: Run) -> RunResult: ...
+
+    async def compact(self, run: Run, focus: str) -> RunResult: ...
 
     async def aclose(self) -> None: ...
 

@@ -81,10 +81,24 @@ class NoticeItem:
     id: str = field(default_factory=new_id)
 
 
-Item = UserItem | AssistantItem | ToolItem | NoticeItem
+@dataclass
+class SummaryItem:
+    """What `/compact` made of the items before it: the model reads this instead of them.
+
+    The items it replaces stay in the conversation (the person can read and
+    search them); they are only no longer sent.
+    """
+
+    kind: ClassVar[str] = "summary"
+    text: str
+    replaced: int = 0  # how many items before it the summary stands for
+    id: str = field(default_factory=new_id)
+
+
+Item = UserItem | AssistantItem | ToolItem | NoticeItem | SummaryItem
 
 _KINDS: dict[str, type[Item]] = {
-    cls.kind: cls for cls in (UserItem, AssistantItem, ToolItem, NoticeItem)
+    cls.kind: cls for cls in (UserItem, AssistantItem, ToolItem, NoticeItem, SummaryItem)
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 
 from agent_cli.engine.approval import ApprovalRequest
 from agent_cli.engine.backend import Backend, BackendFactory, Run, RunResult, StopReason
@@ -62,17 +63,29 @@ class Session:
 
     async def send(self, text: str) -> RunResult:
         """Append a user message and run the conversation until it stops."""
+        run = self._begin()
+        self.conversation.set_title_from(text)
+        run.add(UserItem(text))
+        return await self._go(run, lambda backend: backend.run(run))
+
+    async def compact(self, focus: str = "") -> RunResult:
+        """Summarise the older items with the model (`/compact`); they stay stored."""
+        run = self._begin()
+        return await self._go(run, lambda backend: backend.compact(run, focus))
+
+    def _begin(self) -> Run:
         if self.running:
             raise UsageError("A run is already going on in this conversation — wait or stop it.")
         conversation = self.conversation
-        conversation.set_title_from(text)
         run = Run(conversation, self.events.publish, lambda: conversation.mode, self.save)
         self._run = run
         conversation.mark_running()
-        run.add(UserItem(text))
+        return run
+
+    async def _go(self, run: Run, work: Callable[[Backend], Awaitable[RunResult]]) -> RunResult:
         self.save()
-        self.events.publish(RunStarted(conversation.id))
-        self._task = asyncio.ensure_future(self._do_run(run))
+        self.events.publish(RunStarted(self.conversation.id))
+        self._task = asyncio.ensure_future(self._do_run(run, work))
         try:
             result = await asyncio.shield(self._task)
         except asyncio.CancelledError:
@@ -110,11 +123,11 @@ class Session:
 
     # ----------------------------------------------------------- internals
 
-    async def _do_run(self, run: Run) -> RunResult:
+    async def _do_run(self, run: Run, work: Callable[[Backend], Awaitable[RunResult]]) -> RunResult:
         try:
             if self._backend is None:
                 self._backend = self._backend_factory(self.conversation)
-            result = await self._backend.run(run)
+            result = await work(self._backend)
         except asyncio.CancelledError:
             result = RunResult(StopReason.STOPPED)
         except AgentError as e:

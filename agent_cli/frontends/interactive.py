@@ -44,7 +44,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("model", "show or switch the model", "/model [NAME]"),
     Command("new", "start a new conversation"),
     Command("sessions", "list this folder's conversations, or resume one", "/sessions [ID]"),
-    Command("compact", "summarise older items to free context"),
+    Command("compact", "summarise older items to free context", "/compact [FOCUS]"),
     Command("clear", "clear the screen (the conversation is kept)"),
     Command("agent", "hand the conversation to another agent", "/agent [ID]"),
     Command("skills", "list the skills"),
@@ -54,7 +54,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("theme", "show or switch the theme", "/theme [NAME]"),
     Command("quit", "leave"),
 )
-LATER = {"compact", "agent", "skills", "mcp"}
+LATER = {"agent", "skills", "mcp"}
 
 
 @dataclass
@@ -157,6 +157,14 @@ class Interactive:
         return Reply(
             "\n".join(lines) + "\n\nResume one with `/sessions ID`.", action="pick_session"
         )
+
+    async def _compact(self, argument: str) -> Reply:
+        if self.session.running:
+            return Reply("A run is going on — stop it first (Ctrl+C).", "warn")
+        result = await self.session.compact(argument)
+        if result.error:
+            return Reply(result.error, "error")
+        return Reply("")  # the session's own notice says what was compacted
 
     async def _clear(self, _argument: str) -> Reply:
         return Reply("", action="clear")

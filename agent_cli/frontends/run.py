@@ -164,8 +164,9 @@ async def run_once(
     output: str,
     quiet: bool,
     approver: Approver | None,
+    compact: bool = False,
 ) -> int:
-    """Run one message; print per `output`; return the exit code."""
+    """Run one message (after compacting, if asked); print per `output`; return the exit code."""
     out, err = sys.stdout, sys.stderr
     first_item = len(session.conversation.items)
     printer: TextPrinter | StreamJsonPrinter | None = None
@@ -184,7 +185,10 @@ async def run_once(
     interrupts = _Interrupts(session)
     loop.add_signal_handler(signal.SIGINT, interrupts)
     try:
-        result = await session.send(prompt)
+        result = await session.compact() if compact else None
+        if prompt and (result is None or result.reason is StopReason.ANSWERED):
+            result = await session.send(prompt)
+        assert result is not None, "a prompt or a compaction is required"
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         await session.aclose()

@@ -31,6 +31,7 @@ import httpx
 from agent_cli import __version__
 from agent_cli.errors import (
     ConfigError,
+    ContextTooLong,
     ProviderConnectionError,
     ProviderError,
     ProviderHTTPError,
@@ -258,6 +259,8 @@ class OpenAIProvider:
         hint = _STATUS_HINTS.get(status) or (_SERVER_ERROR_HINT if status >= 500 else "")
         message = f"The {self._where} answered {status}: {detail}" + (f" — {hint}" if hint else "")
         reason = f"HTTP {status}: {_shorten(detail, REASON_LIMIT)}"
+        if is_context_refusal(status, body):
+            return _Failed(ContextTooLong(message, status), reason)
         return _Failed(ProviderHTTPError(message, status, retry_after), reason)
 
     def _unexpected_body(self, content_type: str, body: bytes) -> ProviderError:
@@ -375,6 +378,21 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
                 pass
     except (TimeoutError, httpx.HTTPError):
         return  # the answer is whole; the connection is simply not reused
+
+
+# How servers say a request does not fit the context window: OpenAI's error code,
+# llama.cpp's error type, and vLLM's (and others') wording.
+_CONTEXT_REFUSAL = re.compile(
+    rb"context_length_exceeded|exceed_context_size_error|maximum context length"
+    rb"|context window|longer than the maximum model length|too many tokens"
+    rb"|exceeds the available context size|prompt is too long",
+    re.IGNORECASE,
+)
+
+
+def is_context_refusal(status: int, body: bytes) -> bool:
+    """Whether an error answer means "the request is too long for the model"."""
+    return status in (400, 413, 422) and _CONTEXT_REFUSAL.search(body) is not None
 
 
 def _server_message(body: bytes) -> str:

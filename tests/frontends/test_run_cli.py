@@ -211,3 +211,36 @@ def test_version_and_help(workspace):
     assert help_text.returncode == 0 and "--output" in out(help_text)
     typo = agent(workspace, "rnu")
     assert typo.returncode == 2
+
+
+def test_continue_with_compact_summarises_older_turns(fake, workspace):
+    fake.add(text("a1"), text("a2"), text("a3"), text("We did one, two, three."), text("a4"))
+    agent(workspace, "run", "one", fake=fake)
+    agent(workspace, "run", "two", "--continue", fake=fake)
+    agent(workspace, "run", "three", "--continue", fake=fake)
+    compacted = agent(workspace, "run", "--continue", "--compact", fake=fake)
+    assert compacted.returncode == 0, err(compacted)
+    assert "Compacted" in err(compacted)
+    assert fake.requests[3].get("tools") is None  # the summary request offers no tools
+    agent(workspace, "run", "four", "--continue", fake=fake)
+    contents = [m["content"] for m in fake.requests[4]["messages"][1:]]
+    assert "We did one, two, three." in contents[0]
+    assert contents[1:] == ["two", "a2", "three", "a3", "four"]
+    (conversation,) = saved()
+    assert [i["kind"] for i in conversation["items"]].count("summary") == 1
+    assert conversation["items"][0]["text"] == "one"  # the original items are kept
+
+
+def test_context_refusal_shortens_a_result_and_asks_again(fake, workspace):
+    (workspace / "big.txt").write_text("line\n" * 5000)
+    refusal = '{"error": {"code": "context_length_exceeded", "message": "too long"}}'
+    fake.add(
+        tool_calls(("c1", "read_file", '{"path": "big.txt"}')),
+        http_error(400, "", body=refusal.encode()),
+        text("Fits now."),
+    )
+    result = agent(workspace, "run", "read big.txt", fake=fake)
+    assert result.returncode == 0, err(result)
+    assert out(result) == "Fits now.\n"
+    assert "shortened" in err(result)
+    assert len(fake.requests[2]["messages"][-1]["content"]) < 2000

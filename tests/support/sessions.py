@@ -42,6 +42,7 @@ def make_session(
     mode: str = "ask",
     max_rounds: int = 30,
     store: Store | None = None,
+    context_window: int = 128_000,
 ) -> tuple[Session, ScriptedProvider, Recorder]:
     provider = ScriptedProvider(turns)
     registry = ToolRegistry([*builtin_tools(), *tools])
@@ -51,7 +52,7 @@ def make_session(
             provider=provider,
             tools=registry,
             context=ToolContext(Workspace(workspace)),
-            settings=LoopSettings("scripted-model", workspace, max_rounds),
+            settings=LoopSettings("scripted-model", workspace, max_rounds, context_window),
             system_prompt=lambda m: system_prompt(workspace, m),
         )
 
