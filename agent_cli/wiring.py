@@ -127,16 +127,22 @@ def build_session(
 
     def backend(_conversation: Conversation) -> Backend:
         from agent_cli.backends.loop import BuiltinLoop, LoopSettings
-        from agent_cli.backends.prompt import system_prompt
+        from agent_cli.backends.prompt import SkillLine, system_prompt
         from agent_cli.tools.base import ToolContext
         from agent_cli.tools.builtin import builtin_tools
+        from agent_cli.tools.skills import Skills, use_skill_tool
 
+        skills = Skills.discover(workspace)
+        tools = builtin_tools()
+        if skills.enabled():  # use_skill needs a switched-on skill (SPEC §7)
+            tools.add(use_skill_tool(skills))
+        lines = [SkillLine(name, description) for name, description in skills.prompt_lines()]
         return BuiltinLoop(
             provider=provider,
-            tools=builtin_tools(),
+            tools=tools,
             context=ToolContext(confined),
             settings=LoopSettings(model.id, workspace, settings.max_rounds, window),
-            system_prompt=lambda mode: system_prompt(workspace, mode),
+            system_prompt=lambda mode: system_prompt(workspace, mode, lines),
             rules=rules,
             checkpoint=checkpointer(workspace),
         )

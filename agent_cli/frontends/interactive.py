@@ -54,7 +54,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("theme", "show or switch the theme", "/theme [NAME]"),
     Command("quit", "leave"),
 )
-LATER = {"agent", "skills", "mcp"}
+LATER = {"agent", "mcp"}
 
 
 @dataclass
@@ -165,6 +165,20 @@ class Interactive:
         if result.error:
             return Reply(result.error, "error")
         return Reply("")  # the session's own notice says what was compacted
+
+    async def _skills(self, _argument: str) -> Reply:
+        from agent_cli.tools.skills import Skills
+
+        skills = Skills.discover(self.workspace)
+        if not skills.all:
+            return Reply("There are no skills.")
+        lines = ["| skill | state | from | what it is for |", "|---|---|---|---|"]
+        for skill in skills.all:
+            state = "on" if skills.is_enabled(skill.name) else "off"
+            lines.append(f"| `{skill.name}` | {state} | {skill.source} | {skill.description} |")
+        lines += [f"\n{w}" for w in skills.warnings]
+        lines.append("\nSwitch one with `agent skills enable|disable NAME`.")
+        return Reply("\n".join(lines))
 
     async def _clear(self, _argument: str) -> Reply:
         return Reply("", action="clear")
