@@ -116,7 +116,9 @@ async def _prompt(message: str) -> str:
     from prompt_toolkit.output import create_output
 
     session: PromptSession[str] = PromptSession(output=create_output(stdout=sys.stderr))
-    return await session.prompt_async(message)
+    # handle_sigint=False: otherwise prompt-toolkit removes the event loop's SIGINT
+    # handler when the card closes, and Ctrl-C no longer stops the run.
+    return await session.prompt_async(message, handle_sigint=False)
 
 
 async def _hunks(console, request: ApprovalRequest) -> Decision:

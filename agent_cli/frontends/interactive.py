@@ -100,11 +100,12 @@ class Interactive:
 
     async def _help(self, _argument: str) -> Reply:
         lines = ["| command | what it does |", "|---|---|"]
-        lines += [f"| `{c.usage or '/' + c.name}` | {c.summary} |" for c in COMMANDS]
+        usages = ((c.usage or "/" + c.name).replace("|", "\\|") for c in COMMANDS)
+        lines += [f"| `{u}` | {c.summary} |" for u, c in zip(usages, COMMANDS, strict=True)]
         keys = (
-            "\n\nKeys: Enter sends, Shift+Enter or Ctrl+J adds a line, Up/Down walk the "
-            "history, `@` completes a file, Ctrl+C stops a run (twice when idle quits), "
-            "Ctrl+F searches the conversation."
+            "\n\nKeys: Enter sends; Ctrl+J (or Esc then Enter) adds a line; Up/Down walk the "
+            "history; `@` completes a file; Ctrl+C stops a run, and pressed twice when idle "
+            "quits. In the TUI, Shift+Enter also adds a line and Ctrl+F searches the conversation."
         )
         return Reply("\n".join(lines) + keys)
 

@@ -1,0 +1,393 @@
+"""`agent --plain`: the line REPL (SPEC §1, §12), for terminals Textual cannot host.
+
+The person types at a prompt-toolkit prompt (history per workspace, `/command`
+and fuzzy `@path` completion); a run's events are printed as they come, the
+answer raw as it streams (robust on any terminal, nothing is re-rendered), the
+rest with Rich. The prompt is never shown during a run: the terminal is then
+in cooked mode, so Ctrl-C arrives as SIGINT and stops the run. Approval cards
+are the shared `InlineApprover`, fed one request at a time (see `_Approvals`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+import re
+import signal
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition, completion_is_selected
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from rich.console import Console
+from rich.text import Text
+
+from agent_cli import paths
+from agent_cli.engine.approval import DENY, ApprovalRequest
+from agent_cli.engine.events import ApprovalRequested, Event, RunFinished
+from agent_cli.engine.session import Session
+from agent_cli.errors import AgentError
+from agent_cli.frontends import render
+from agent_cli.frontends.inline_approval import InlineApprover
+from agent_cli.frontends.interactive import COMMANDS, MODES, Command, Interactive
+
+log = logging.getLogger(__name__)
+
+WALK_LIMIT = 5000  # files listed for `@path` completion; a bigger tree is cut (breadth first)
+COMPLETIONS_SHOWN = 50
+INTERRUPTED = 130  # the exit code after Ctrl-C twice at an idle prompt
+SKIPPED_FOLDERS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", "build", "dist",
+     "target", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox", ".cache",
+     ".idea", ".next", ".gradle"}
+)  # fmt: skip
+MENTION = re.compile(r"(?:^|\s)@([^\s@]*)$")
+
+
+def history_file(workspace: Path) -> Path:
+    """One history per workspace, kept in the user data dir (never in the project)."""
+    key = hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
+    return paths.data_dir() / "history" / key
+
+
+def workspace_files(root: Path, limit: int = WALK_LIMIT) -> list[str]:
+    """Files under `root` as relative POSIX paths, breadth first, skipping tool folders.
+
+    Breadth first so a cut-off tree still lists the top-level files one
+    mentions most; links to folders are not followed (they may lead out).
+    """
+    found: list[str] = []
+    folders: deque[str] = deque([""])
+    visited = 0  # folders count too: a sparse, huge tree must not make the walk slow
+    while folders and len(found) < limit and visited < limit:
+        folder = folders.popleft()
+        visited += 1
+        try:
+            with os.scandir(root / folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIPPED_FOLDERS and not entry.name.endswith(".egg-info"):
+                        folders.append(f"{folder}{entry.name}/")
+                elif entry.is_file():
+                    found.append(f"{folder}{entry.name}")
+                    if len(found) >= limit:
+                        break
+    return found
+
+
+def match_span(query: str, text: str) -> int | None:
+    """The length of the shortest stretch of `text` holding `query` in order, or None."""
+    best: int | None = None
+    start = text.find(query[0])
+    while start != -1:
+        end = start
+        for char in query[1:]:
+            end = text.find(char, end + 1)
+            if end == -1:
+                return best
+        first = end  # walk back from the end for the tightest start
+        for char in reversed(query[:-1]):
+            first = text.rfind(char, start, first)
+        span = end - first + 1
+        best = span if best is None else min(best, span)
+        start = text.find(query[0], first + 1)
+    return best
+
+
+def fuzzy_rank(query: str, candidates: Iterable[str]) -> list[str]:
+    """Paths holding `query` as a subsequence (any case), most compact match first.
+
+    Ties go to a match inside the file name, then to the shorter path.
+    """
+    if not query:
+        return sorted(candidates, key=lambda p: (p.count("/"), p))
+    wanted = query.lower()
+    scored: list[tuple[int, bool, int, str]] = []
+    for path in candidates:
+        lowered = path.lower()
+        span = match_span(wanted, lowered)
+        if span is not None:
+            in_name = match_span(wanted, lowered.rpartition("/")[2]) is not None
+            scored.append((span, not in_name, len(path), path))
+    scored.sort()
+    return [path for *_, path in scored]
+
+
+class PromptCompleter(Completer):
+    """`/command` (and `/mode` arguments) at the start of the input; `@path` anywhere."""
+
+    def __init__(self, workspace: Path, commands: Sequence[Command] = COMMANDS) -> None:
+        self.workspace = workspace
+        self.commands = commands
+        self._files: list[str] | None = None
+
+    def refresh(self) -> None:
+        """Forget the file list: it is walked again, at most once per prompt."""
+        self._files = None
+
+    def files(self) -> list[str]:
+        if self._files is None:
+            self._files = workspace_files(self.workspace)
+        return self._files
+
+    def get_completions(self, document: Document, event: CompleteEvent) -> Iterator[Completion]:
+        before = document.text_before_cursor
+        if before.startswith("/") and "\n" not in before:
+            name, space, argument = before[1:].partition(" ")
+            if not space:
+                for command in self.commands:
+                    if command.name.startswith(name):
+                        yield Completion(
+                            f"/{command.name}", -len(before), display_meta=command.summary
+                        )
+            elif name == "mode":
+                for mode in MODES:
+                    if mode.startswith(argument):
+                        yield Completion(mode, -len(argument))
+            return
+        mention = MENTION.search(before)
+        if mention is not None:
+            query = mention.group(1)
+            for path in fuzzy_rank(query, self.files())[:COMPLETIONS_SHOWN]:
+                yield Completion(path, -len(query))
+
+
+class _Approvals:
+    """Feeds approval requests to the `InlineApprover` one at a time, only while a run goes on.
+
+    With parallel calls, a Ctrl-C on one card stops the run; the requests still
+    queued must then not open cards of their own, which would fight the next
+    REPL prompt for the keyboard. They are denied here instead.
+    """
+
+    def __init__(self, repl: LineRepl) -> None:
+        self.repl = repl
+        self.approver = InlineApprover(self._set_mode, repl.interrupt)
+        self.queue: deque[ApprovalRequested] = deque()
+        self.current: ApprovalRequest | None = None
+        self.task: asyncio.Task[None] | None = None
+
+    def __call__(self, event: Event) -> None:
+        if type(event) is ApprovalRequested:
+            self.queue.append(event)
+            if self.task is None or self.task.done():
+                self.task = asyncio.ensure_future(self._pump())
+        elif type(event) is RunFinished:
+            self.deny_all()
+
+    def deny_all(self) -> None:
+        for waiting in [self.current, *(e.request for e in self.queue)]:
+            if waiting is not None:
+                waiting.resolve(DENY)
+        self.queue.clear()
+
+    async def _pump(self) -> None:
+        while self.queue:
+            event = self.queue.popleft()
+            request: ApprovalRequest = event.request
+            if request.done:
+                continue
+            if self.repl.stopping:
+                request.resolve(DENY)
+                continue
+            self.current = request
+            self.repl.printer.end_line()  # the card (on stderr) comes after all of stdout
+            self.approver(event)
+            await asyncio.wait([asyncio.ensure_future(request.wait())])
+            self.current = None
+            self.repl.catch_sigint()  # the card's prompt-toolkit took SIGINT over
+
+    def _set_mode(self, mode: str) -> None:
+        self.repl.interactive.session.set_mode(mode)
+
+
+class LineRepl:
+    """Reads a line, runs it (or a slash command), prints what happens; until a quit."""
+
+    def __init__(self, interactive: Interactive, console: Console | None = None) -> None:
+        self.interactive = interactive
+        self.console = console or Console(highlight=False)
+        self.printer = render.Printer(self.console)
+        self.approvals = _Approvals(self)
+        self.completer = PromptCompleter(interactive.workspace)
+        self.stopping = False
+        self.presses = 0  # Ctrl-C presses in a row at an empty prompt
+        self._detach: list[Callable[[], None]] = []
+        self.prompt: PromptSession[str] = PromptSession(
+            history=_history(interactive.workspace),
+            completer=self.completer,
+            complete_in_thread=True,
+            complete_while_typing=True,
+            multiline=True,
+            key_bindings=self._keys(),
+            prompt_continuation=lambda width, _line, _soft: " " * width,
+        )
+
+    async def run(self) -> int:
+        self.interactive.on_switch.append(self._attach)
+        self._attach(self.interactive.session)
+        self.catch_sigint()
+        try:
+            self._banner()
+            if self.interactive.session.conversation.items:
+                render.transcript(self.console, self.interactive.session.conversation.items)
+            return await self._loop()
+        finally:
+            self.interactive.on_switch.remove(self._attach)
+            for detach in self._detach:
+                detach()
+            self.approvals.deny_all()
+            if self.approvals.task is not None:
+                self.approvals.task.cancel()
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+
+    def interrupt(self) -> None:
+        """Stop the run (Ctrl-C as a signal, or pressed on an approval card)."""
+        if self.interactive.session.running:
+            self.stopping = True
+            self.interactive.session.stop()
+
+    def catch_sigint(self) -> None:
+        """(Re)claim SIGINT: prompt-toolkit removes the loop's handler when its prompt ends."""
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self.interrupt)
+
+    async def _loop(self) -> int:
+        while True:
+            try:
+                self.completer.refresh()
+                mode = self.interactive.session.mode
+                text = await self.prompt.prompt_async(
+                    [("bold", mode), ("", " › ")], handle_sigint=False
+                )
+            except KeyboardInterrupt:
+                self.presses += 1
+                if self.presses >= 2:
+                    return INTERRUPTED
+                self.console.print("Press Ctrl-C again to quit (or Ctrl-D, or /quit).", style="dim")
+                continue
+            except EOFError:
+                return 0
+            finally:
+                self.catch_sigint()
+            self.presses = 0
+            if not text.strip():
+                continue
+            if text.startswith("/"):
+                if await self._command(text.strip()):
+                    return 0
+            else:
+                await self._send(text)
+
+    async def _send(self, text: str) -> None:
+        self.stopping = False
+        try:
+            await self.interactive.session.send(text)
+        except AgentError as e:
+            self.printer.print(render.notice(str(e), "error"))
+        except Exception as e:  # the session reports run errors itself; this is a last guard
+            log.exception("sending failed")
+            self.printer.print(render.notice(f"The message could not be sent: {e}", "error"))
+        finally:
+            self.printer.end_line()
+            self.approvals.deny_all()
+
+    async def _command(self, line: str) -> bool:
+        """Run a slash command; True when it says to leave."""
+        try:
+            reply = await self.interactive.handle(line)
+        except Exception as e:
+            log.exception("the command %s failed", line)
+            self.printer.print(render.notice(f"{line.split()[0]} failed: {e}", "error"))
+            return False
+        if reply.action == "quit":
+            return True
+        if reply.action == "clear":
+            self.console.clear()
+        elif reply.action == "theme":
+            self.printer.print(
+                render.notice("Themes are for the TUI; the line REPL uses your terminal's colours.")
+            )
+        if reply.text:
+            self.printer.print(render.reply(reply.text, reply.level))
+        if reply.action == "switched":
+            render.transcript(self.console, self.interactive.session.conversation.items)
+        return False
+
+    def _attach(self, session: Session) -> None:
+        """Listen to `session` (the first one, or the one /new or /sessions switched to)."""
+        for detach in self._detach:
+            detach()
+        self._detach = [session.events.subscribe(s) for s in (self.printer, self.approvals)]
+
+    def _banner(self) -> None:
+        session = self.interactive.session
+        workspace = str(self.interactive.workspace)
+        home = str(Path.home())
+        if workspace.startswith(home + os.sep):
+            workspace = "~" + workspace[len(home) :]
+        self.console.print(
+            Text.assemble(
+                ("agent", "bold"),
+                f" · {workspace} · {session.conversation.model} · mode ",
+                (session.mode, "bold"),
+                (" · /help for commands, Ctrl-D to leave", "dim"),
+            ),
+            soft_wrap=True,  # one logical line, however narrow the terminal
+        )
+
+    def _keys(self) -> KeyBindings:
+        """Enter sends; Ctrl+J or Esc, Enter adds a line; Ctrl-C clears a line, or leaves."""
+        keys = KeyBindings()
+
+        @keys.add("enter", filter=completion_is_selected)
+        def _take_completion(event: KeyPressEvent) -> None:
+            event.current_buffer.complete_state = None
+
+        @keys.add("enter", filter=~completion_is_selected)
+        def _send(event: KeyPressEvent) -> None:
+            event.current_buffer.validate_and_handle()
+
+        # From a pipe, LF ends a line (prompt-toolkit's default); on a terminal it is Ctrl+J.
+        @keys.add("c-j", filter=Condition(sys.stdin.isatty))
+        @keys.add("escape", "enter")
+        def _newline(event: KeyPressEvent) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @keys.add("c-c")
+        def _interrupt(event: KeyPressEvent) -> None:
+            if event.current_buffer.text:
+                self.presses = 0
+                event.current_buffer.reset()
+            else:
+                event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
+
+        return keys
+
+
+def _history(workspace: Path) -> History:
+    path = history_file(workspace)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return InMemoryHistory()  # an unwritable data dir costs the history, not the REPL
+    return FileHistory(str(path))
+
+
+async def run_line(interactive: Interactive) -> int:
+    """The REPL until /quit or Ctrl-D (0) or Ctrl-C twice at an empty prompt (130)."""
+    return await LineRepl(interactive).run()

@@ -1,0 +1,179 @@
+"""Rich renderings of conversation items and a run's events, for the line REPL (and others).
+
+Everything here returns Rich renderables or prints to a given Console, so the
+caller decides where output goes. Rich honours NO_COLOR and dumb terminals by
+itself; the one escape code written by hand (a finished call's line replacing
+its `•` line) is only sent to a capable terminal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from rich.console import Console, Group, RenderableType
+from rich.markdown import Markdown
+from rich.syntax import Syntax
+from rich.text import Text
+
+from agent_cli.engine.approval import ApprovalRequest
+from agent_cli.engine.events import (
+    ApprovalRequested,
+    Delta,
+    Event,
+    ItemAdded,
+    ItemUpdated,
+    NoticeEvent,
+    RunFinished,
+)
+from agent_cli.engine.items import AssistantItem, Item, NoticeItem, ToolItem, UserItem
+
+DIFF_LINES = 80  # a longer diff is cut, with a pointer to /diff
+TRANSCRIPT_ITEMS = 20  # items shown when a conversation is resumed
+TRANSCRIPT_TEXT_LINES = 30  # lines of one resumed assistant answer
+NOTICE_STYLES = {"info": "cyan", "warn": "yellow", "error": "bold red"}
+UP_AND_CLEAR = "\x1b[1A\r\x1b[2K"  # cursor to the line above, erased
+MARKS = {"done": ("✓", "green"), "denied": ("✗", "yellow"), "error": ("✗", "red")}
+
+
+def tool_line(item: ToolItem, width: int) -> Text:
+    """One line for a call: `• title` while it runs, `✓`/`✗ title: reason` when it ended.
+
+    Cut to `width` so it never wraps: a caller may overwrite it in place.
+    """
+    title = item.title or item.tool
+    if item.mcp:
+        title += f"  [MCP: {item.mcp}]"
+    mark, style = MARKS.get(item.state, ("•", "cyan"))
+    line = Text.assemble((mark, style), " ", (title, "bold"))
+    if item.state in ("denied", "error"):
+        reason = item.result.strip().splitlines()[0] if item.result.strip() else item.state
+        line.append(f": {reason}", style="dim")
+    if item.rule and item.state == "done":
+        line.append(f"  (allowed by {item.rule})", style="dim")
+    line.no_wrap = True
+    line.truncate(max(width - 1, 10), overflow="ellipsis")
+    return line
+
+
+def diff_view(diff: str, limit: int = DIFF_LINES) -> RenderableType:
+    """A unified diff with syntax colour, cut to `limit` lines."""
+    lines = diff.rstrip("\n").splitlines()
+    body = Syntax("\n".join(lines[:limit]), "diff", theme="ansi_dark", word_wrap=True)
+    if len(lines) <= limit:
+        return body
+    more = Text(f"… {len(lines) - limit} more lines (/diff shows the whole diff)", style="dim")
+    return Group(body, more)
+
+
+def notice(text: str, level: str = "info") -> Text:
+    return Text(text, style=NOTICE_STYLES.get(level, "cyan"))
+
+
+def reply(text: str, level: str) -> RenderableType:
+    """A slash command's Markdown answer; warnings and errors in their colour."""
+    if level == "info":
+        return Markdown(text)
+    return Markdown(text, style=NOTICE_STYLES.get(level, ""))
+
+
+def transcript(console: Console, items: Sequence[Item], limit: int = TRANSCRIPT_ITEMS) -> None:
+    """A compact view of a resumed conversation's last `limit` items."""
+    shown = list(items)[-limit:]
+    if len(items) > len(shown):
+        console.print(Text(f"… {len(items) - len(shown)} earlier items", style="dim"))
+    for item in shown:
+        if isinstance(item, UserItem):
+            console.print(Text.assemble(("› ", "bold magenta"), (item.text, "bold")))
+        elif isinstance(item, AssistantItem) and item.text.strip():
+            lines = item.text.strip().splitlines()
+            text = "\n".join(lines[:TRANSCRIPT_TEXT_LINES])
+            if len(lines) > TRANSCRIPT_TEXT_LINES:
+                text += f"\n\n*… {len(lines) - TRANSCRIPT_TEXT_LINES} more lines*"
+            console.print(Markdown(text))
+        elif isinstance(item, ToolItem):
+            console.print(tool_line(item, console.width))
+        elif isinstance(item, NoticeItem):
+            console.print(notice(item.text, item.level))
+    console.rule(style="dim")
+
+
+class Printer:
+    """Prints a run's events: the answer raw as it streams, everything else with Rich."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._at_line_start = True
+        self._reasoning = False  # the last thing written was reasoning
+        self._running_line: str | None = None  # the tool whose `•` line is the last line
+        self._states: dict[str, str] = {}
+        self._card_diffs: dict[str, str] = {}  # the diff each approval card already showed
+        self._flush_pending = False
+        self._overwrite = console.is_terminal and not console.is_dumb_terminal
+
+    def __call__(self, event: Event) -> None:
+        kind = type(event)
+        if kind is Delta:
+            if event.reasoning:  # type: ignore[union-attr]
+                self._write(event.reasoning, reasoning=True)  # type: ignore[union-attr]
+            if event.text:  # type: ignore[union-attr]
+                self._write(event.text)  # type: ignore[union-attr]
+        elif kind is ItemAdded and isinstance(event.item, AssistantItem):  # type: ignore[union-attr]
+            self.end_line()
+        elif kind is ItemUpdated and isinstance(event.item, ToolItem):  # type: ignore[union-attr]
+            self._tool(event.item)  # type: ignore[union-attr]
+        elif kind is ApprovalRequested:
+            request: ApprovalRequest = event.request  # type: ignore[union-attr]
+            self._card_diffs[request.item.id] = request.diff
+        elif kind is NoticeEvent:
+            self.print(notice(event.text, event.level))  # type: ignore[union-attr]
+        elif kind is RunFinished:
+            self.end_line()
+
+    def print(self, renderable: RenderableType) -> None:
+        self.end_line()
+        self.console.print(renderable)
+
+    def end_line(self) -> None:
+        """Finish a streamed line, so what follows starts on its own; flush now."""
+        if not self._at_line_start:
+            self.console.file.write("\n")
+            self._at_line_start = True
+        self._reasoning = False
+        self._running_line = None
+        self._flush()
+
+    def _write(self, text: str, reasoning: bool = False) -> None:
+        if self._reasoning != reasoning:
+            self.end_line()
+        if reasoning:
+            self.console.print(Text(text, style="dim italic"), end="", soft_wrap=True)
+        else:
+            self.console.file.write(text)
+            if not self._flush_pending:  # once per event-loop turn, not once per token
+                self._flush_pending = True
+                asyncio.get_running_loop().call_soon(self._flush)
+        self._reasoning = reasoning
+        self._running_line = None
+        self._at_line_start = text.endswith("\n")
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        self.console.file.flush()
+
+    def _tool(self, item: ToolItem) -> None:
+        """`•` when a call starts; `✓`/`✗` when it ends, over the `•` line if it is the last."""
+        if item.state not in ("running", "done", "denied", "error"):
+            return
+        if self._states.get(item.id) == item.state:
+            return
+        self._states[item.id] = item.state
+        replace = self._running_line == item.id and self._overwrite
+        self.end_line()
+        if replace:
+            self.console.file.write(UP_AND_CLEAR)
+        self.console.print(tool_line(item, self.console.width))
+        if item.state == "running":
+            self._running_line = item.id
+        elif item.state == "done" and item.diff and self._card_diffs.get(item.id) != item.diff:
+            self.console.print(diff_view(item.diff))
