@@ -69,6 +69,8 @@ class ProviderSettings:
 # Built-in presets: a provider by name with nothing but a key to add.
 PRESETS: dict[str, ProviderSettings] = {
     "openai": ProviderSettings("openai", "openai", "https://api.openai.com/v1"),
+    "anthropic": ProviderSettings("anthropic", "anthropic", "https://api.anthropic.com"),
+    "openrouter": ProviderSettings("openrouter", "openai", "https://openrouter.ai/api/v1"),
     "llama.cpp": ProviderSettings("llama.cpp", "openai", "http://127.0.0.1:8080/v1"),
     "ollama": ProviderSettings("ollama", "openai", "http://127.0.0.1:11434/v1"),
     "vllm": ProviderSettings("vllm", "openai", "http://127.0.0.1:8000/v1"),
@@ -188,6 +190,11 @@ def _resolve_provider(
         return _with_env_key(base, env)
     if configured:
         return next(iter(configured.values()))
+    # Only a key in the environment: the service it belongs to.
+    if env.get("OPENAI_API_KEY"):
+        return _with_env_key(PRESETS["openai"], env)
+    if env.get("ANTHROPIC_API_KEY"):
+        return _with_env_key(PRESETS["anthropic"], env)
     return None
 
 

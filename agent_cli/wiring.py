@@ -59,14 +59,19 @@ def open_conversation(
 
 
 def make_provider(provider: ProviderSettings, settings: Settings) -> Provider:
-    if provider.kind != "openai":
+    """The provider for a configured entry, by its wire format (`kind`)."""
+    if provider.kind == "openai":
+        from agent_cli.providers.openai import OpenAIProvider as provider_class
+    elif provider.kind == "anthropic":
+        from agent_cli.providers.anthropic import AnthropicProvider as provider_class
+    elif provider.kind == "openai-responses":
+        from agent_cli.providers.responses import ResponsesProvider as provider_class
+    else:
         raise ConfigError(
             f"Provider {provider.name!r} is of kind {provider.kind!r}, which this version "
-            'cannot speak yet — use an OpenAI-compatible provider (kind = "openai").'
+            'cannot speak — use kind = "openai", "anthropic" or "openai-responses".'
         )
-    from agent_cli.providers.openai import OpenAIProvider
-
-    return OpenAIProvider(
+    return provider_class(
         provider.base_url,
         provider.api_key,
         name=provider.name,

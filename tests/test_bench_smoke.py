@@ -19,6 +19,11 @@ TIMEOUT_SECONDS = 120  # each script takes ~10 s with --quick; this only stops a
 
 EXPECTED_ROWS = {
     "bench_approval.py": ("finished call -> approval card event (1 MiB edit)",),
+    "bench_providers.py": (
+        "openai: per delta vs bare httpx reader",
+        "anthropic: per delta vs bare httpx reader",
+        "responses: per delta vs bare httpx reader",
+    ),
     "bench_context.py": ("token estimate, 5,000 items", "messages for the model, 5,000 items"),
     "bench_startup.py": (
         "agent --version vs python -c pass",

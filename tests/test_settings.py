@@ -115,3 +115,10 @@ def test_mode_flag_is_checked(tmp_path):
     user_config('mode = "yolo"\n')
     with pytest.raises(ConfigError, match="Unknown mode 'yolo'"):
         load_settings(tmp_path, environ={})
+
+
+def test_a_key_alone_picks_its_service(tmp_path):
+    anthropic = load_settings(tmp_path, environ={"ANTHROPIC_API_KEY": "sk-ant"}).provider
+    assert anthropic.kind == "anthropic" and anthropic.api_key == "sk-ant"
+    openai = load_settings(tmp_path, environ={"OPENAI_API_KEY": "sk-o"}).provider
+    assert openai.base_url == "https://api.openai.com/v1" and openai.api_key == "sk-o"
