@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +20,8 @@ from agent_cli.settings import ProviderSettings, Settings
 
 if TYPE_CHECKING:
     from agent_cli.frontends.interactive import Interactive
+    from agent_cli.tools.base import Tool
+    from agent_cli.tools.mcp import McpServers
 
 
 @dataclass(frozen=True)
@@ -109,12 +112,56 @@ def checkpointer(workspace: Path) -> Checkpoint:
     return record
 
 
+AskTrust = Callable[[Path, list], Awaitable[bool]]
+
+
+class McpTools:
+    """A session's MCP servers as a tool source for the loop: started on first use.
+
+    A workspace's own `.agent/mcp.json` is used only once the person trusted
+    it (asked through `ask`, when there is someone to ask); otherwise its
+    servers are left out with a notice.
+    """
+
+    def __init__(self, workspace: Path, ask: AskTrust | None) -> None:
+        self.workspace = workspace
+        self.ask = ask
+        self.servers: McpServers | None = None
+
+    async def tools(self) -> tuple[list[Tool], list[str]]:
+        import os
+
+        from agent_cli import mcp_config
+        from agent_cli.tools.mcp import McpServers
+
+        workspace = self.workspace
+        try:
+            pending = mcp_config.pending_trust(workspace)
+            if pending is not None and self.ask is not None and await self.ask(*pending):
+                mcp_config.trust(workspace, pending[0])
+            configs, warnings = mcp_config.load_servers(
+                workspace, trusted=lambda file: mcp_config.is_trusted(workspace, file)
+            )
+        except ConfigError as e:
+            return [], [f"{e} MCP servers are left out."]
+        if not configs:
+            return [], warnings
+        self.servers = McpServers(configs, workspace, os.environ)
+        tools, notices = await self.servers.tools()
+        return tools, [*warnings, *notices]
+
+    async def aclose(self) -> None:
+        if self.servers is not None:
+            await self.servers.aclose()
+
+
 def build_session(
     settings: Settings,
     conversation: Conversation,
     store: Store | None,
     provider: Provider,
     model: ModelInfo,
+    ask_trust: AskTrust | None = None,
 ) -> Session:
     from agent_cli.backends.context import context_window
     from agent_cli.policy.rules import RuleSet
@@ -150,16 +197,20 @@ def build_session(
             system_prompt=lambda mode: system_prompt(workspace, mode, lines),
             rules=rules,
             checkpoint=checkpointer(workspace),
+            extra_tools=McpTools(workspace, ask_trust),
         )
 
     return Session(conversation, backend, store)
 
 
-async def open_interactive(settings: Settings, opening: Opening, mode: str) -> Interactive:
+async def open_interactive(
+    settings: Settings, opening: Opening, mode: str, ask_trust: AskTrust | None = None
+) -> Interactive:
     """The current session and slash commands for the TUI or the line REPL.
 
     The provider is shared by every session the front end opens (/new,
-    /sessions); close it with `interactive.aclose()`.
+    /sessions); close it with `interactive.aclose()`. `ask_trust` asks the
+    person before a workspace's own MCP servers may start.
     """
     from agent_cli.frontends.interactive import Interactive
 
@@ -174,6 +225,6 @@ async def open_interactive(settings: Settings, opening: Opening, mode: str) -> I
     saving = store if opening.save else None
 
     def make(conversation: Conversation) -> Session:
-        return build_session(settings, conversation, saving, provider, model)
+        return build_session(settings, conversation, saving, provider, model, ask_trust)
 
     return Interactive(make(conversation), saving, make, close=provider.aclose)

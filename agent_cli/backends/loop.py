@@ -12,7 +12,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from agent_cli.backends.context import (
     DEFAULT_CONTEXT_WINDOW,
@@ -55,8 +55,17 @@ from agent_cli.tools.base import (
 
 # Records the workspace before a change: (conversation id, label) → notices.
 Checkpoint = Callable[[str, str], Awaitable[list[str]]]
-# More tools (an MCP server's), loaded once, the first time a run may offer them.
-ExtraTools = Callable[[], Awaitable[list[Tool]]]
+
+
+class ToolSource(Protocol):
+    """More tools (MCP servers'), loaded once, the first time a run may offer them."""
+
+    async def tools(self) -> tuple[list[Tool], list[str]]:
+        """The tools, and notices about what was left out."""
+        ...
+
+    async def aclose(self) -> None: ...
+
 
 DEFAULT_MAX_ROUNDS = 30
 KEEP_TURNS = 2  # /compact keeps the last turns as they are
@@ -99,7 +108,7 @@ class BuiltinLoop:
         system_prompt: Callable[[str], str],
         rules: RuleSet | None = None,
         checkpoint: Checkpoint | None = None,
-        extra_tools: ExtraTools | None = None,
+        extra_tools: ToolSource | None = None,
     ) -> None:
         self.provider = provider
         self.tools = tools
@@ -110,10 +119,13 @@ class BuiltinLoop:
         self.checkpoint = checkpoint
         self._checkpoint_notices: set[str] = set()
         self._extra_tools = extra_tools
+        self._extra_source = extra_tools
         self._shortened_notice = False
 
     async def aclose(self) -> None:
-        """Nothing to release: the provider is shared and closed by whoever made it."""
+        """End the MCP servers; the provider is shared and closed by whoever made it."""
+        if self._extra_source is not None:
+            await self._extra_source.aclose()
 
     async def run(self, run: Run) -> RunResult:
         await self._load_extra_tools(run)
@@ -143,10 +155,13 @@ class BuiltinLoop:
         """Add MCP servers' tools the first time a run may offer them (never in read-only)."""
         if self._extra_tools is None or run.mode == "read-only":
             return
-        load, self._extra_tools = self._extra_tools, None
+        source, self._extra_tools = self._extra_tools, None
         tools = list(self.tools)
         taken = {t.name for t in tools}
-        for tool in await load():
+        more, notices = await source.tools()
+        for text in notices:
+            run.notice(text, "warn")
+        for tool in more:
             if tool.name in taken:
                 run.notice(
                     f"The tool {tool.name!r} is left out: a tool of that name exists.", "warn"
@@ -461,6 +476,7 @@ class _RoundStream:
         item = ToolItem(tool=name, call_id=call_id, title=self._title(name, ""))
         tool = self.tools.get(name)
         item.mcp = tool.mcp if tool else ""
+        item.read_only_hint = getattr(tool, "read_only_hint", None)
         self.calls[index] = item
         self._reported[index] = 0
         self._args[index] = []

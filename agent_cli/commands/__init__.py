@@ -9,8 +9,9 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from agent_cli.commands import root, run, skills, undo
+    from agent_cli.commands import mcp, root, run, skills, undo
 
+    mcp.register(app)
     root.register(app)
     run.register(app)
     skills.register(app)

@@ -93,7 +93,11 @@ def _interactive(flags: Flags, opening: Opening, plain: bool, cwd: str | None) -
         print(f"agent: {warning}", file=sys.stderr)
 
     async def go() -> int:
-        interactive = await wiring.open_interactive(settings, opening, settings.mode or "ask")
+        ask_trust = None
+        if plain and sys.stdin.isatty():
+            from agent_cli.commands.mcp import ask_trust_inline_async as ask_trust
+        mode = settings.mode or "ask"
+        interactive = await wiring.open_interactive(settings, opening, mode, ask_trust)
         try:
             if plain:
                 from agent_cli.frontends.line import run_line

@@ -186,7 +186,12 @@ def _run(options: RunOptions) -> int:
             raise
         try:
             saving = store if options.opening.save else None
-            session = wiring.build_session(settings, conversation, saving, client, chosen)
+            ask_trust = None
+            if terminal:
+                from agent_cli.commands.mcp import ask_trust_inline_async as ask_trust
+            session = wiring.build_session(
+                settings, conversation, saving, client, chosen, ask_trust
+            )
             approver = None
             if terminal:
                 from agent_cli.frontends.inline_approval import InlineApprover

@@ -70,6 +70,7 @@ class ToolItem:
     shortened: bool = False
     mcp: str = ""
     rule: str = ""  # the rule (and its scope) that allowed this call, if one did
+    read_only_hint: bool | None = None  # an MCP tool's own claim: shown, never trusted
     id: str = field(default_factory=new_id)
 
 

@@ -54,7 +54,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("theme", "show or switch the theme", "/theme [NAME]"),
     Command("quit", "leave"),
 )
-LATER = {"agent", "mcp"}
+LATER = {"agent"}
 
 
 @dataclass
@@ -166,6 +166,26 @@ class Interactive:
         if result.error:
             return Reply(result.error, "error")
         return Reply("")  # the session's own notice says what was compacted
+
+    async def _mcp(self, _argument: str) -> Reply:
+        from agent_cli import mcp_config
+
+        try:
+            configs, warnings = mcp_config.load_servers(
+                self.workspace, trusted=lambda file: mcp_config.is_trusted(self.workspace, file)
+            )
+        except AgentError as e:
+            return Reply(str(e), "error")
+        if not configs:
+            text = "No MCP servers are configured. Add one with `agent mcp add NAME -- CMD ARGS`."
+            return Reply("\n\n".join([text, *warnings]))
+        lines = ["| server | how | from |", "|---|---|---|"]
+        for c in configs:
+            how = c.url or " ".join([c.command, *c.args])
+            lines.append(f"| `{c.name}` | `{how}` | {c.source} |")
+        lines += [f"\n{w}" for w in warnings]
+        lines.append("\nTheir tools and state: `agent mcp list`.")
+        return Reply("\n".join(lines))
 
     async def _skills(self, _argument: str) -> Reply:
         from agent_cli.tools.skills import Skills

@@ -5,15 +5,14 @@ and the events each frame of the answer becomes) and the conduct of the
 request (the HTTP client, TLS, retries and the error messages about them).
 The second is the same for every service, so it lives here once, in
 `StreamingProvider`; a wire format subclasses it with an encoder and a
-decoder. `anthropic.py` (Messages) and `responses.py` (OpenAI Responses) do.
+decoder. `openai.py` (Chat Completions), `anthropic.py` (Messages) and
+`responses.py` (OpenAI Responses) do.
 
-The rules are those of `openai.py`, which still carries its own copy of this
-conduct and can become a subclass as it stands (its `ChunkDecoder` already has
-the `WireDecoder` shape): failures before any output are retried (connection
-errors and timeouts, 5xx, 429, 529, a stream that ends early) with `Retrying`
-events; after output nothing is retried (`StreamInterrupted`: a replay would
-show a second, different answer); other 4xx fail at once with the server's
-message, the API key redacted. The per-delta path is bytes →
+The rules: failures before any output are retried (connection errors and
+timeouts, 5xx, 429, 529, a stream that ends early) with `Retrying` events;
+after output nothing is retried (`StreamInterrupted`: a replay would show a
+second, different answer); other 4xx fail at once with the server's message,
+the API key redacted. The per-delta path is bytes →
 `SSEParser.feed_data` → `decoder.on_data`: each format here names its event
 type inside the JSON, so SSE event names need not be built into objects.
 """
@@ -27,7 +26,7 @@ import re
 import ssl
 from collections.abc import AsyncIterator
 from contextlib import aclosing
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, Self
 
 import httpx
 
@@ -61,7 +60,8 @@ _PROXY_ENV = ("http_proxy", "https_proxy", "all_proxy")
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _scan_json = json.JSONDecoder().scan_once  # see parse_json
 
-_STATUS_HINTS = {
+# What to tell the user to do after a given HTTP status (404 and 5xx: see _http_failure).
+STATUS_HINTS = {
     401: "check the API key",
     403: "check the API key and that it may use this model",
     429: "the service is rate limiting; wait a little and try again",
@@ -108,6 +108,11 @@ class StreamingProvider:
     models_path: ClassVar[str] = "/models"
     api_name: ClassVar[str] = "an API stream"  # "check that it is <api_name>"
     base_url_hint: ClassVar[str] = "check the base URL"  # said of 404s and HTML pages
+    # What a body that is not the API should make the user check besides the base URL
+    # (empty: "that the service speaks <api_name>").
+    api_check: ClassVar[str] = ""
+    base_url_example: ClassVar[str] = "https://api.example.com/v1"  # for a malformed base URL
+    status_hints: ClassVar[dict[int, str]] = STATUS_HINTS
     fixed_headers: ClassVar[dict[str, str]] = {}  # sent with every request (an API version)
 
     def __init__(
@@ -123,7 +128,7 @@ class StreamingProvider:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.name = name or self.kind
-        self.base_url = _checked_base_url(base_url, self.name)
+        self.base_url = _checked_base_url(base_url, self.name, self.base_url_example)
         self._api_key = _checked_api_key(api_key, self.name)
         self._headers = dict(headers or {})
         self._connect_timeout = connect_timeout
@@ -155,7 +160,7 @@ class StreamingProvider:
         # Never the key: reprs end up in logs and tracebacks.
         return f"{type(self).__name__}(name={self.name!r}, base_url={self.base_url!r})"
 
-    async def __aenter__(self) -> StreamingProvider:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -298,7 +303,9 @@ class StreamingProvider:
             return _Failed(ProviderHTTPError(message, status), f"redirected ({status})")
         detail = self._redact(server_message(body) or response.reason_phrase or "no details")
         hint = self.base_url_hint + " and the model name" if status == 404 else ""
-        hint = hint or _STATUS_HINTS.get(status) or (_SERVER_ERROR_HINT if status >= 500 else "")
+        hint = (
+            hint or self.status_hints.get(status) or (_SERVER_ERROR_HINT if status >= 500 else "")
+        )
         message = f"The {self._where} answered {status}: {detail}" + (f" — {hint}" if hint else "")
         reason = f"HTTP {status}: {shorten(detail, REASON_LIMIT)}"
         if is_context_refusal(status, body):
@@ -318,7 +325,7 @@ class StreamingProvider:
         return ProviderProtocolError(
             f"The {self._where} answered with {content_type or 'no content type'} instead of an "
             f"event stream: {self._redact(text[:EXCERPT_LIMIT])!r} — {self.base_url_hint} and "
-            f"that the service speaks {self.api_name}."
+            f"{self.api_check or 'that the service speaks ' + self.api_name}."
         )
 
     def _transport_failure(self, exc: httpx.HTTPError) -> _Failed:
@@ -433,13 +440,13 @@ def tls_verification(base_url: str) -> ssl.SSLContext | bool:
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
-def _checked_base_url(base_url: str, name: str) -> str:
+def _checked_base_url(base_url: str, name: str, example: str) -> str:
     """The base URL without a trailing slash; only http(s) makes sense here."""
     url = base_url.strip().rstrip("/")
     if not url.lower().startswith(("http://", "https://")):
         raise ConfigError(
             f"The base URL for provider {name!r} is {base_url!r}, which is not an http(s) "
-            "address — write it like https://api.example.com/v1."
+            f"address — write it like {example}."
         )
     return url
 

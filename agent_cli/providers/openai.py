@@ -11,71 +11,37 @@ request again is invisible to them). After output nothing is retried: a
 broken stream becomes `StreamInterrupted`, because replaying would show the
 user a second, different answer.
 
-This module is the conduct of a request: the HTTP client, TLS, retries and
-error messages. The wire format it speaks — the JSON body sent and the events
-each stream frame becomes — is in `openai_wire`.
+The conduct of a request — the HTTP client, TLS, retries and error messages —
+is `http_common.StreamingProvider`'s. The wire format spoken here — the JSON
+body sent and the events each stream frame becomes — is in `openai_wire`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
-import re
-import ssl
-from collections.abc import AsyncIterator
-from contextlib import aclosing
+from typing import Any, ClassVar
 
 import httpx
 
-from agent_cli import __version__
-from agent_cli.errors import (
-    ConfigError,
-    ContextTooLong,
-    ProviderConnectionError,
-    ProviderError,
-    ProviderHTTPError,
-    ProviderProtocolError,
-    StreamInterrupted,
+from agent_cli.providers.base import ModelInfo, Request
+from agent_cli.providers.http_common import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_READ_TIMEOUT,
+    STATUS_HINTS,
+    StreamingProvider,
+    is_context_refusal,
+    tls_verification,
 )
-from agent_cli.providers.base import ModelInfo, Request, Retrying, StreamEvent
-from agent_cli.providers.openai_wire import (
-    EXCERPT_LIMIT,
-    ChunkDecoder,
-    encode_chat_request,
-    error_text,
-    model_infos,
-)
-from agent_cli.providers.retry import RetryPolicy, parse_retry_after
-from agent_cli.providers.sse import SSEParser
+from agent_cli.providers.openai_wire import ChunkDecoder, encode_chat_request, model_infos
+from agent_cli.providers.retry import RetryPolicy
 
-__all__ = ["OpenAIProvider", "encode_chat_request"]
+__all__ = ["OpenAIProvider", "encode_chat_request", "is_context_refusal"]
 
 CHAT_PATH = "/chat/completions"
 MODELS_PATH = "/models"
-DEFAULT_CONNECT_TIMEOUT = 10.0  # seconds to establish a connection
-DEFAULT_READ_TIMEOUT = 120.0  # seconds of silence between two chunks before giving up
-DRAIN_SECONDS = 1.0  # after [DONE], how long to wait for the response's end (to reuse the link)
-ERROR_BODY_LIMIT = 64 * 1024  # bytes of an error body worth reading
-MESSAGE_LIMIT = 300  # characters of a server's error message shown to the user
-REASON_LIMIT = 80  # characters of a server's message in a `Retrying` reason
-REDACTED = "***"
-USER_AGENT = f"agent-cli/{__version__}"
-_JSON_HEADERS = {"Content-Type": "application/json"}
-_PROXY_ENV = ("http_proxy", "https_proxy", "all_proxy")
-_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
-
-# What to tell the user to do after a given HTTP status.
-_STATUS_HINTS = {
-    401: "check the API key",
-    403: "check the API key and that it may use this model",
-    404: "check the base URL (it usually ends in /v1) and the model name",
-    429: "the service is rate limiting; wait a little and try again",
-}
-_SERVER_ERROR_HINT = "the service failed; try again later"
+_tls_verification = tls_verification  # its name when it lived here (the tests import it)
 
 
-class OpenAIProvider:
+class OpenAIProvider(StreamingProvider):
     """A `Provider` for any service speaking OpenAI's `/chat/completions` with streaming.
 
     One `httpx.AsyncClient` is created on first use and kept, so a conversation
@@ -83,6 +49,16 @@ class OpenAIProvider:
     iterating `stream()` early should close the generator (`aclose()`, or
     `contextlib.aclosing`) so the HTTP response is released at once.
     """
+
+    kind = "openai"
+    stream_path = CHAT_PATH
+    models_path = MODELS_PATH
+    api_name = "an OpenAI-compatible stream"
+    base_url_hint = "check the base URL (it usually ends in /v1)"
+    api_check = "that the service is OpenAI-compatible"
+    base_url_example = "http://localhost:8080/v1"
+    # 529 is Anthropic's "overloaded"; here it is just another server failure.
+    status_hints: ClassVar[dict[int, str]] = {k: v for k, v in STATUS_HINTS.items() if k != 529}
 
     def __init__(
         self,
@@ -96,323 +72,24 @@ class OpenAIProvider:
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.name = name
-        self.base_url = _checked_base_url(base_url, name)
-        self._api_key = _checked_api_key(api_key, name)
-        self._headers = dict(headers or {})
-        self._connect_timeout = connect_timeout
-        self._read_timeout = read_timeout
-        self._retry = retry or RetryPolicy()
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
-        self._where = f"model service at {self.base_url}"  # how messages name it
-        self._chat_url = self.base_url + CHAT_PATH
-        self._models_url = self.base_url + MODELS_PATH
+        super().__init__(
+            base_url,
+            api_key,
+            name=name,
+            headers=headers,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            retry=retry,
+            transport=transport,
+        )
+        self.name = name  # as given, even "" (the base class would put in `kind`)
 
-    def __repr__(self) -> str:
-        # Never the key: reprs end up in logs and tracebacks.
-        return f"OpenAIProvider(name={self.name!r}, base_url={self.base_url!r})"
+    def _encode(self, request: Request) -> bytes:
+        return encode_chat_request(request)
 
-    async def __aenter__(self) -> OpenAIProvider:
-        return self
+    def _decoder(self) -> ChunkDecoder:
+        return ChunkDecoder(self._where, self._redact)
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Close the HTTP client and its connections; the provider may be used again after."""
-        client, self._client = self._client, None
-        if client is not None:
-            await client.aclose()
-
-    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        """Send `request` and yield its answer as events, retrying failures before output."""
-        payload = encode_chat_request(request)
-        attempt = 0
-        while True:
-            decoder = ChunkDecoder(self._where, self._redact)
-            try:
-                async with self._http().stream(
-                    "POST", self._chat_url, content=payload, headers=_JSON_HEADERS
-                ) as response:
-                    await self._check_stream_response(response)
-                    async with aclosing(response.aiter_bytes()) as chunks:
-                        parser = SSEParser()
-                        async for chunk in chunks:
-                            for data in parser.feed_data(chunk):
-                                for event in decoder.on_data(data):
-                                    yield event
-                            if decoder.done:
-                                await _drain(chunks)
-                                break
-                if decoder.complete:
-                    for event in decoder.finish():
-                        yield event
-                    return
-                failure = _Failed(
-                    ProviderConnectionError(
-                        f"The {self._where} ended the stream before the answer was complete "
-                        "— try again."
-                    ),
-                    "the stream ended early",
-                )
-            except _Failed as exc:
-                failure = exc
-            except httpx.HTTPError as exc:
-                failure = self._transport_failure(exc)
-            except ProviderError as exc:
-                failure = _Failed.of(exc)
-            if decoder.finish_reason is not None and failure.is_connection:
-                # The answer was whole; only the usage frame or [DONE] went missing.
-                for event in decoder.finish():
-                    yield event
-                return
-            attempt += 1
-            delay = self._retry_delay(failure, attempt, decoder.produced)
-            yield Retrying(attempt, delay, failure.reason)
-            await asyncio.sleep(delay)
-
-    async def list_models(self) -> list[ModelInfo]:
-        """The models the service offers (`GET /models`), retried like a stream before output."""
-        attempt = 0
-        while True:
-            try:
-                return self._parse_models(await self._http().get(self._models_url))
-            except _Failed as exc:
-                failure = exc
-            except httpx.HTTPError as exc:
-                failure = self._transport_failure(exc)
-            except ProviderError as exc:
-                failure = _Failed.of(exc)
-            attempt += 1
-            await asyncio.sleep(self._retry_delay(failure, attempt, produced=False))
-
-    # -- HTTP plumbing -------------------------------------------------------
-
-    def _http(self) -> httpx.AsyncClient:
-        """The shared client, made on first use (so constructing a provider costs nothing)."""
-        if self._client is None:
-            headers = {"User-Agent": USER_AGENT, **self._headers}
-            if self._api_key:
-                headers["Authorization"] = f"Bearer {self._api_key}"
-            connect, read = self._connect_timeout, self._read_timeout
-            self._client = httpx.AsyncClient(
-                headers=headers,
-                timeout=httpx.Timeout(connect=connect, read=read, write=read, pool=connect),
-                transport=self._transport,
-                verify=_tls_verification(self.base_url),
-            )
-        return self._client
-
-    def _retry_delay(self, failure: _Failed, attempt: int, produced: bool) -> float:
-        """Seconds to wait before retry `attempt`, or raise if this failure is final."""
-        error = failure.error
-        if produced and error.retryable:
-            raise StreamInterrupted(
-                f"The connection to the {self._where} broke after the answer had started "
-                f"({failure.reason}) — the answer is incomplete; try again."
-            ) from error
-        if not error.retryable or not self._retry.allows(attempt):
-            raise error
-        retry_after = error.retry_after if isinstance(error, ProviderHTTPError) else None
-        return self._retry.delay(attempt, retry_after)
-
-    async def _check_stream_response(self, response: httpx.Response) -> None:
-        """Raise unless `response` is a successful event stream."""
-        if not 200 <= response.status_code < 300:
-            raise self._http_failure(response, await _read_limited(response))
-        content_type = response.headers.get("content-type", "")
-        if "event-stream" not in content_type and content_type:
-            raise self._unexpected_body(content_type, await _read_limited(response))
-
-    def _parse_models(self, response: httpx.Response) -> list[ModelInfo]:
+    def _model_infos(self, body: dict[str, Any]) -> list[ModelInfo]:
         """Model list from `data[]` (OpenAI) or `models[]` (llama.cpp, Ollama)."""
-        if not 200 <= response.status_code < 300:
-            raise self._http_failure(response, response.content)
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
-            content_type = response.headers.get("content-type", "")
-            raise self._unexpected_body(content_type, response.content)
         return model_infos(body)
-
-    # -- error messages ------------------------------------------------------
-
-    def _redact(self, text: str) -> str:
-        """Remove the API key from text that came from elsewhere (servers echo keys)."""
-        if self._api_key and self._api_key in text:
-            return text.replace(self._api_key, REDACTED)
-        return text
-
-    def _http_failure(self, response: httpx.Response, body: bytes) -> _Failed:
-        """An error status, with the server's own message and what to do about it."""
-        status = response.status_code
-        retry_after = parse_retry_after(response.headers.get("retry-after"))
-        if 300 <= status < 400:
-            location = self._redact(response.headers.get("location", "somewhere else"))
-            message = f"The {self._where} answered {status}, redirecting to {location} — use "
-            message += "that address as the base URL."
-            return _Failed(ProviderHTTPError(message, status), f"redirected ({status})")
-        detail = self._redact(_server_message(body) or response.reason_phrase or "no details")
-        hint = _STATUS_HINTS.get(status) or (_SERVER_ERROR_HINT if status >= 500 else "")
-        message = f"The {self._where} answered {status}: {detail}" + (f" — {hint}" if hint else "")
-        reason = f"HTTP {status}: {_shorten(detail, REASON_LIMIT)}"
-        if is_context_refusal(status, body):
-            return _Failed(ContextTooLong(message, status), reason)
-        return _Failed(ProviderHTTPError(message, status, retry_after), reason)
-
-    def _unexpected_body(self, content_type: str, body: bytes) -> ProviderError:
-        """A success status whose body is not the API: an HTML page, a JSON error, other."""
-        text = body.decode("utf-8", "replace").strip()
-        if "html" in content_type or text[:15].lower().startswith(("<!doctype", "<html")):
-            return ProviderProtocolError(
-                f"The {self._where} answered with an HTML page, not an OpenAI-compatible stream "
-                "— check the base URL (it usually ends in /v1)."
-            )
-        if "json" in content_type and (detail := _server_message(body)):
-            return ProviderError(f"The {self._where} answered: {self._redact(detail)}")
-        return ProviderProtocolError(
-            f"The {self._where} answered with {content_type or 'no content type'} instead of an "
-            f"event stream: {self._redact(text[:EXCERPT_LIMIT])!r} — check the base URL (it "
-            "usually ends in /v1) and that the service is OpenAI-compatible."
-        )
-
-    def _transport_failure(self, exc: httpx.HTTPError) -> _Failed:
-        """Translate an httpx error into ours, with a short reason for `Retrying`."""
-        detail = self._redact(str(exc) or type(exc).__name__)
-        if isinstance(exc, httpx.ConnectTimeout):
-            reason = f"no connection within {self._connect_timeout:g} s"
-            message = f"Could not connect to the {self._where} within "
-            message += f"{self._connect_timeout:g} s — check that it is running and reachable."
-        elif isinstance(exc, httpx.ConnectError):
-            reason = f"could not connect: {detail}"
-            message = f"Could not reach the {self._where} ({detail}) — check that it is "
-            message += "running and that the base URL is right."
-        elif isinstance(exc, httpx.ReadTimeout):
-            reason = f"nothing arrived for {self._read_timeout:g} s"
-            message = f"The {self._where} sent nothing for {self._read_timeout:g} s — it may be "
-            message += "stuck or overloaded; try again or raise the read timeout."
-        elif isinstance(exc, httpx.TransportError):
-            reason = f"the connection broke: {detail}"
-            message = f"The connection to the {self._where} broke ({detail}) — try again."
-        else:  # e.g. a body that fails to decompress: the service is not speaking the API
-            message = f"The {self._where} sent a response that could not be read ({detail}) — "
-            return _Failed(ProviderProtocolError(message + "check the base URL."), detail)
-        return _Failed(ProviderConnectionError(message), reason)
-
-
-class _Failed(Exception):
-    """Control flow inside the provider: an attempt failed. Carries the error to raise
-    if the failure is final and a short reason for the `Retrying` event if it is not."""
-
-    def __init__(self, error: ProviderError, reason: str) -> None:
-        super().__init__(reason)
-        self.error = error
-        self.reason = reason
-
-    @classmethod
-    def of(cls, error: ProviderError) -> _Failed:
-        if isinstance(error, ProviderHTTPError):
-            return cls(error, f"the service reported error {error.status}")
-        return cls(error, str(error))
-
-    @property
-    def is_connection(self) -> bool:
-        return isinstance(self.error, ProviderConnectionError)
-
-
-def _checked_base_url(base_url: str, name: str) -> str:
-    """The base URL without a trailing slash; only http(s) makes sense here."""
-    url = base_url.strip().rstrip("/")
-    if not url.lower().startswith(("http://", "https://")):
-        raise ConfigError(
-            f"The base URL for provider {name!r} is {base_url!r}, which is not an http(s) "
-            "address — write it like http://localhost:8080/v1."
-        )
-    return url
-
-
-def _checked_api_key(api_key: str | None, name: str) -> str | None:
-    """Strip the newline a key file usually ends with; refuse keys a header cannot carry."""
-    if api_key is None:
-        return None
-    key = api_key.strip()
-    if not key.isprintable():
-        raise ConfigError(
-            f"The API key for provider {name!r} contains control characters — set it again."
-        )
-    return key or None
-
-
-def _tls_verification(base_url: str) -> ssl.SSLContext | bool:
-    """Certificate checking for the client.
-
-    Loading the CA bundle costs tens of milliseconds, which is wasted on a
-    plain-http local server. There, without a proxy (which could be https),
-    TLS is never used, so a context that trusts nothing (fails closed) is enough.
-    """
-    if base_url.lower().startswith("https://") or any(
-        os.environ.get(name) or os.environ.get(name.upper()) for name in _PROXY_ENV
-    ):
-        return True
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-
-
-async def _read_limited(response: httpx.Response) -> bytes:
-    """Up to `ERROR_BODY_LIMIT` bytes of a body we only want to quote from."""
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) >= ERROR_BODY_LIMIT:
-            break
-    return bytes(body)
-
-
-async def _drain(chunks: AsyncIterator[bytes]) -> None:
-    """Read what follows [DONE] so the connection can be reused, but never wait long."""
-    try:
-        async with asyncio.timeout(DRAIN_SECONDS):
-            async for _ in chunks:
-                pass
-    except (TimeoutError, httpx.HTTPError):
-        return  # the answer is whole; the connection is simply not reused
-
-
-# How servers say a request does not fit the context window: OpenAI's error code,
-# llama.cpp's error type, and vLLM's (and others') wording.
-_CONTEXT_REFUSAL = re.compile(
-    rb"context_length_exceeded|exceed_context_size_error|maximum context length"
-    rb"|context window|longer than the maximum model length|too many tokens"
-    rb"|exceeds the available context size|prompt is too long",
-    re.IGNORECASE,
-)
-
-
-def is_context_refusal(status: int, body: bytes) -> bool:
-    """Whether an error answer means "the request is too long for the model"."""
-    return status in (400, 413, 422) and _CONTEXT_REFUSAL.search(body) is not None
-
-
-def _server_message(body: bytes) -> str:
-    """The human part of an error body: JSON `error.message`, `error`, `message`,
-    `detail`, an HTML page's title, or the plain text — on one line, shortened."""
-    text = body.decode("utf-8", "replace").strip()
-    message = ""
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict):
-        message = error_text(parsed.get("error")) or error_text(parsed)
-    elif text[:1] == "<":
-        title = _HTML_TITLE.search(text)
-        message = title.group(1) if title else "an HTML page"
-    else:
-        message = text
-    return _shorten(" ".join(message.split()), MESSAGE_LIMIT)
-
-
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,7 +1,7 @@
 """The OpenAI `/chat/completions` wire format: request bodies out, stream frames in.
 
-Kept apart from `openai.py`, which holds the conduct of a request — the HTTP
-client, TLS, retries and the error messages about them. What is here is pure
+Kept apart from the conduct of a request — the HTTP client, TLS, retries and
+the error messages about them — which is `http_common.StreamingProvider`'s. What is here is pure
 translation between our types and the API's JSON, with no I/O: the body a
 `Request` becomes, the events each `data:` payload of the answer becomes, and
 the models a `/models` listing names. That is also the per-delta hot path, so it
@@ -30,13 +30,12 @@ from agent_cli.providers.base import (
     ToolSpec,
     Usage,
 )
+from agent_cli.providers.http_common import EXCERPT_LIMIT, error_text, parse_json
 
 __all__ = ["EXCERPT_LIMIT", "ChunkDecoder", "encode_chat_request", "error_text", "model_infos"]
 
 DONE_SENTINEL = "[DONE]"
-EXCERPT_LIMIT = 200  # characters of an unexpected frame or page shown to the user
 CALL_ID_BYTES = 12  # random bytes in a made-up tool call id
-_scan_json = json.JSONDecoder().scan_once  # see _parse_json
 _NO_EVENTS: list[StreamEvent] = []  # shared, never mutated: most frames yield nothing
 
 
@@ -84,7 +83,7 @@ class ChunkDecoder:
             self.done = True
             return _NO_EVENTS
         try:
-            chunk = _parse_json(data)
+            chunk = parse_json(data)
         except ValueError:
             if data.strip() == DONE_SENTINEL:  # "[DONE]" with stray whitespace
                 self.done = True
@@ -245,35 +244,6 @@ def _encode_message(message: Message) -> dict[str, Any]:
 
 
 # -- small helpers ---------------------------------------------------------------
-
-
-def _parse_json(data: str) -> Any:
-    """`json.loads` minus its two whitespace-skipping regex passes.
-
-    On a typical 150-byte frame those passes are a third of the parse, and the
-    parse is most of the per-delta cost. Anything unusual (leading or trailing
-    whitespace, trailing garbage, not JSON at all) goes to `json.loads`, which
-    handles it or raises its usual `JSONDecodeError`.
-    """
-    try:
-        value, end = _scan_json(data, 0)
-    except StopIteration:
-        return json.loads(data)
-    if end != len(data):
-        return json.loads(data)
-    return value
-
-
-def error_text(error: object) -> str:
-    """The message inside an error value: a string, or a dict's `message`/`detail`."""
-    if isinstance(error, str):
-        return error
-    if isinstance(error, dict):
-        for key in ("message", "detail", "error"):
-            value = error.get(key)
-            if isinstance(value, str) and value:
-                return value
-    return ""
 
 
 def _as_text(value: object) -> str:

@@ -1,0 +1,326 @@
+"""`agent mcp list|add|rm`: the MCP servers, as the model will see them (SPEC §2, §9).
+
+`list` starts the servers to show their state and tools (never the servers of
+a workspace file not yet trusted); `add` and `rm` edit the user's `mcp.json`,
+keeping every other entry. `ask_trust_inline` is how a terminal front end asks
+about a workspace's servers before they may start.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from agent_cli.commands.common import guarded, start_debug_log, workspace_from
+
+if TYPE_CHECKING:
+    from agent_cli.tools.mcp import ServerConfig, ServerStatus
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+DEBUG_HELP = "Write a debug log; show tracebacks."
+
+
+def register(app: typer.Typer) -> None:
+    group = typer.Typer(
+        name="mcp",
+        help="MCP servers: list them with their tools, add one, remove one.",
+        epilog="Examples: agent mcp · agent mcp add docs -- npx -y @acme/docs-mcp · "
+        "agent mcp add web --url https://example.com/mcp · agent mcp rm docs",
+        invoke_without_command=True,
+        no_args_is_help=False,
+    )
+    group.callback()(_default)
+    group.command(
+        "list",
+        epilog="Examples: agent mcp list · agent mcp list --cwd ~/src/project",
+    )(list_servers)
+    group.command(
+        "add",
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+        epilog="Examples: agent mcp add docs -- npx -y @acme/docs-mcp · "
+        "agent mcp add files --env ROOT=/srv -- python server.py --verbose · "
+        "agent mcp add web --url https://example.com/mcp "
+        "--header 'Authorization=Bearer ${WEB_TOKEN}'",
+    )(add)
+    group.command("rm", epilog="Examples: agent mcp rm docs · agent mcp list (to see the names)")(
+        remove
+    )
+    app.add_typer(group)
+
+
+def _default(context: typer.Context) -> None:
+    """MCP servers: with no subcommand, list them."""
+    if context.invoked_subcommand is None:
+        list_servers()
+
+
+# --------------------------------------------------------------------- list
+
+
+def list_servers(
+    debug: Annotated[bool, typer.Option("--debug", help=DEBUG_HELP)] = False,
+    cwd: Annotated[Path | None, typer.Option(help="The workspace to look in.")] = None,
+) -> None:
+    """Each server: where it is configured, whether it starts, and its tools as the model sees them.
+
+    Starts the servers to ask them (a workspace's servers only once trusted).
+    """
+
+    def action() -> int:
+        if debug:
+            start_debug_log()
+        return _list(workspace_from(cwd))
+
+    raise typer.Exit(guarded(debug, action))
+
+
+def _list(workspace: Path) -> int:
+    import asyncio
+    import os
+
+    from agent_cli import mcp_config
+    from agent_cli.tools.mcp import McpServers
+
+    user, warnings = mcp_config.read_file(mcp_config.user_file(), "user")
+    local = mcp_config.workspace_file(workspace)
+    found, more = mcp_config.read_file(local, "workspace")
+    trusted = bool(found) and mcp_config.is_trusted(workspace, local)
+    chosen = {s.name: s for s in user}
+    if trusted:
+        chosen.update((s.name, s) for s in found)
+        warnings += more
+    for warning in warnings:
+        print(f"agent: {warning}", file=sys.stderr)
+    if not chosen and not found:
+        print(
+            f"No MCP servers are configured ({mcp_config.user_file()}, {local}). "
+            "Add one with: agent mcp add NAME -- COMMAND ARGS..."
+        )
+        return 0
+
+    async def ask() -> list[ServerStatus]:
+        servers = McpServers(list(chosen.values()), workspace, os.environ)
+        try:
+            return await servers.status()
+        finally:
+            await servers.aclose()
+
+    for status in asyncio.run(ask()):
+        print(_describe(status))
+    if found and not trusted:
+        for server in found:
+            print(f"{server.name}  [workspace {local}, not trusted]  not started")
+        print(
+            "  The workspace's servers start only after you say yes to them: start agent on a "
+            "terminal in this folder to be asked."
+        )
+    return 0
+
+
+def _describe(status: ServerStatus) -> str:
+    config = status.config
+    where = f"{config.source} {_home(config.file)}"
+    if config.source == "workspace":
+        where += ", trusted"
+    if status.state == "ok":
+        count = len(status.tools)
+        state = f"ok, {count} tool{'' if count == 1 else 's'}"
+    elif status.state == "disabled":
+        state = "disabled"
+    else:
+        state = f"failed: {status.reason}"
+    lines = [f"{config.name}  [{where}]  {state}"]
+    width = max((len(name) for name, _ in status.tools), default=0)
+    lines += [f"    {name.ljust(width)}  {about}".rstrip() for name, about in status.tools]
+    return "\n".join(lines)
+
+
+def _home(file: Path | None) -> str:
+    if file is None:
+        return ""
+    home = Path.home()
+    return f"~/{file.relative_to(home)}" if file.is_relative_to(home) else str(file)
+
+
+# ---------------------------------------------------------------------- add
+
+
+def add(
+    context: typer.Context,
+    name: Annotated[
+        str,
+        typer.Argument(
+            metavar="NAME [-- COMMAND ARGS...]",
+            help="The server's name (its tools become NAME_TOOL), then its command after --.",
+        ),
+    ],
+    url: Annotated[
+        str | None, typer.Option(help="A Streamable HTTP server's address, instead of a command.")
+    ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option(help="An HTTP header K=V (repeatable); ${VAR} is read from the environment."),
+    ] = None,
+    env: Annotated[
+        list[str] | None,
+        typer.Option(help="An environment variable K=V for the command (repeatable)."),
+    ] = None,
+    timeout_ms: Annotated[
+        int | None, typer.Option(min=1, help="A call's time limit in ms (default 30000).")
+    ] = None,
+    debug: Annotated[bool, typer.Option("--debug", help=DEBUG_HELP)] = False,
+) -> None:
+    """Add (or replace) a server in your mcp.json: `-- COMMAND ARGS...` or `--url URL`."""
+
+    def action() -> int:
+        if debug:
+            start_debug_log()
+        entry = _entry(context.args, url, header or [], env or [], timeout_ms)
+        return _add(name, entry)
+
+    raise typer.Exit(guarded(debug, action))
+
+
+def _entry(
+    command: list[str], url: str | None, headers: list[str], env: list[str], timeout: int | None
+) -> dict:
+    from agent_cli.errors import UsageError
+
+    if bool(command) == bool(url):
+        raise UsageError(
+            "Give either a command after `--` (agent mcp add NAME -- COMMAND ARGS...) or "
+            "--url URL, not both or neither."
+        )
+    entry: dict = {"url": url} if url else {"command": command[0], "args": command[1:]}
+    if headers:
+        if not url:
+            raise UsageError("--header is for --url servers — pass --env for a command.")
+        entry["headers"] = _pairs(headers, "--header")
+    if env:
+        if url:
+            raise UsageError("--env is for command servers — pass --header for a --url one.")
+        entry["env"] = _pairs(env, "--env")
+    if timeout is not None:
+        entry["timeout_ms"] = timeout
+    return entry
+
+
+def _pairs(items: list[str], option: str) -> dict[str, str]:
+    from agent_cli.errors import UsageError
+
+    pairs = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"{option} takes KEY=VALUE, not {item!r}.")
+        pairs[key.strip()] = value
+    return pairs
+
+
+def _add(name: str, entry: dict) -> int:
+    from agent_cli import mcp_config
+    from agent_cli.errors import UsageError
+
+    if not NAME.fullmatch(name):
+        raise UsageError(
+            f"{name!r} is not a usable server name — use letters, digits, '_', '-' or '.'."
+        )
+    existing, _ = mcp_config.read_file(mcp_config.user_file(), "user")
+    replaced = any(s.name == name for s in existing)
+    file = mcp_config.add_server(name, entry)
+    verb = "Replaced" if replaced else "Added"
+    print(f"{verb} the MCP server {name!r} in {file}. See its tools with: agent mcp list")
+    return 0
+
+
+# ----------------------------------------------------------------------- rm
+
+
+def remove(
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="The server to remove from your mcp.json.")
+    ],
+    debug: Annotated[bool, typer.Option("--debug", help=DEBUG_HELP)] = False,
+) -> None:
+    """Remove a server from your mcp.json (other entries are kept)."""
+
+    def action() -> int:
+        from agent_cli import mcp_config
+        from agent_cli.errors import UsageError
+
+        if debug:
+            start_debug_log()
+        if not mcp_config.remove_server(name):
+            raise UsageError(
+                f"There is no MCP server {name!r} in {mcp_config.user_file()} — see agent mcp "
+                "list (a workspace's servers are edited in its .agent/mcp.json)."
+            )
+        print(f"Removed the MCP server {name!r} from {mcp_config.user_file()}.")
+        return 0
+
+    raise typer.Exit(guarded(debug, action))
+
+
+# -------------------------------------------------------------------- trust
+
+
+def trust_question(file: Path, servers: list[ServerConfig]) -> str:
+    """What the person is asked about a workspace's servers: exactly what would run."""
+    lines = [f"{file} wants to start these MCP servers:"]
+    for server in servers:
+        if server.url:
+            lines.append(f"  {server.name}: {server.url}")
+        else:
+            import shlex
+
+            lines.append(f"  {server.name}: {shlex.join([server.command, *server.args])}")
+    lines.append("They run as you, with your files. Trust and start them in this workspace?")
+    return "\n".join(lines)
+
+
+def inline_trust(workspace: Path) -> Callable[[Path], bool]:
+    """A `trusted` for `mcp_config.load_servers` that asks on the terminal and records a yes."""
+    from agent_cli import mcp_config
+
+    def trusted(file: Path) -> bool:
+        if mcp_config.is_trusted(workspace, file):
+            return True
+        servers, _ = mcp_config.read_file(file, "workspace")
+        if not ask_trust_inline(file, servers):
+            return False
+        mcp_config.trust(workspace, file)
+        return True
+
+    return trusted
+
+
+def ask_trust_inline(file: Path, servers: list[ServerConfig]) -> bool:
+    """Ask on the terminal (stderr + prompt-toolkit) before an event loop runs; True for yes."""
+    from prompt_toolkit import prompt
+    from prompt_toolkit.output import create_output
+
+    print(trust_question(file, servers), file=sys.stderr)
+    try:
+        answer = prompt("[y/N]: ", output=create_output(stdout=sys.stderr))
+    except (EOFError, KeyboardInterrupt):
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+async def ask_trust_inline_async(file: Path, servers: list[ServerConfig]) -> bool:
+    """`ask_trust_inline` for a caller already inside an event loop (the line REPL)."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.output import create_output
+
+    print(trust_question(file, servers), file=sys.stderr)
+    session: PromptSession[str] = PromptSession(output=create_output(stdout=sys.stderr))
+    try:
+        answer = await session.prompt_async("[y/N]: ")
+    except (EOFError, KeyboardInterrupt):
+        return False
+    return answer.strip().lower() in ("y", "yes")

@@ -1,0 +1,597 @@
+"""MCP servers through the official `mcp` SDK, adapted to our `Tool`s (SPEC §9).
+
+One `McpServers` per session: its servers start together the first time their
+tools are wanted, each bounded by `MCP_START_TIMEOUT`; one that fails is left
+out with a notice. Each connection lives in a task of its own (the SDK's
+transports are anyio task groups, entered and left by one task); calls are made
+from the run's task, so a stop cancels the call itself.
+
+The SDK takes about a second to import, so it is imported only when servers
+start, in a worker thread: `agent --help` and read-only runs never load it.
+
+stdio servers run in their own session (the SDK's `start_new_session`), but the
+SDK signals the group only when the leader outlives its grace period, and a
+leader that exits cleanly can leave children; so each spawn is recorded
+(`_record_spawns`) and what is left of its group is ended after the SDK is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import fnmatch
+import logging
+import os
+import re
+import signal
+import tempfile
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from agent_cli.tools.base import ArgumentError, Effect, Tool, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
+
+MCP_START_TIMEOUT = 10.0
+"""Seconds a server has to start, shake hands and list its tools."""
+DEFAULT_CALL_TIMEOUT_MS = 30_000
+MCP_KILL_GRACE = 1.0
+"""Seconds between SIGTERM and SIGKILL for what is left of a server's process group."""
+CLOSE_TIMEOUT = 10.0
+"""Seconds a server's shutdown may take before its connection is cancelled outright."""
+MAX_TOOL_NAME = 64
+TITLE_MAX = 80
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One `mcpServers` entry: `command` (stdio) or `url` (Streamable HTTP)."""
+
+    name: str
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str = ""
+    timeout_ms: int = DEFAULT_CALL_TIMEOUT_MS
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    disabled: bool = False
+    source: str = "user"  # "user" or "workspace"
+    file: Path | None = None
+
+    @property
+    def kind(self) -> str:
+        return "http" if self.url else "stdio"
+
+    def permits(self, tool: str) -> bool:
+        """Per-server allow/deny of the server's tool names (globs); deny wins."""
+        if any(fnmatch.fnmatchcase(tool, p) for p in self.deny):
+            return False
+        return not self.allow or any(fnmatch.fnmatchcase(tool, p) for p in self.allow)
+
+
+class ServerStatus(NamedTuple):
+    """What `agent mcp list` shows of one server."""
+
+    config: ServerConfig
+    state: str  # "ok", "failed", "disabled"
+    reason: str
+    tools: list[tuple[str, str]]  # (the name the model sees, first line of its description)
+
+
+@dataclass(frozen=True)
+class McpTool(Tool):
+    """An MCP server's tool. Its schema is the server's, so the server validates it.
+
+    `Tool.check` understands the schemas our own tools are derived from; an MCP
+    schema may use anything JSON Schema has, and checking it with a subset
+    would drop or refuse valid arguments. Only the shape is checked here.
+    """
+
+    server_tool: str = ""  # the tool's name on its server
+    read_only_hint: bool | None = None  # the server's claim: shown, never trusted
+
+    def check(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(arguments, Mapping):
+            raise ArgumentError("arguments must be a JSON object")
+        missing = [k for k in self.parameters.get("required", ()) if k not in arguments]
+        if missing:
+            names = ", ".join(repr(m) for m in missing)
+            raise ArgumentError(f"arguments lack the required parameter(s) {names}")
+        return dict(arguments)
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`SERVER_TOOL` as the model sees it: `[A-Za-z0-9_-]`, at most 64 characters."""
+    return _UNSAFE.sub("_", f"{server}_{tool}")[:MAX_TOOL_NAME]
+
+
+def expand(text: str, env: Mapping[str, str], missing: set[str]) -> str:
+    """`${VAR}` and `${VAR:-default}` from the user's environment: how an entry names a secret."""
+
+    def value(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in env:
+            return env[name]
+        if default is None:
+            missing.add(name)
+        return default or ""
+
+    return _VARIABLE.sub(value, text)
+
+
+# ------------------------------------------------------------------ results
+
+
+def to_result(result: Any) -> ToolResult:
+    """Text parts are the result; other content is described in a line each."""
+    parts = [_describe(block) for block in result.content]
+    if not parts and result.structured_content is not None:
+        import json
+
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=1))
+    text = "\n".join(parts) if parts else "(the tool returned nothing)"
+    return ToolResult(text, is_error=bool(result.is_error))
+
+
+def _describe(block: Any) -> str:
+    kind = getattr(block, "type", "")
+    if kind == "text":
+        return block.text
+    if kind in ("image", "audio"):
+        return f"[{kind}: {block.mime_type}, {_size(block.data)}]"
+    if kind == "resource":
+        resource = block.resource
+        mime = f" ({resource.mime_type})" if resource.mime_type else ""
+        if hasattr(resource, "text"):
+            return f"[resource {resource.uri}{mime}]\n{resource.text}"
+        return f"[resource {resource.uri}{mime}: {_size(resource.blob)} of binary data]"
+    if kind == "resource_link":
+        mime = f" ({block.mime_type})" if block.mime_type else ""
+        about = f": {block.description}" if block.description else ""
+        return f"[resource link {block.name} <{block.uri}>{mime}{about}]"
+    return f"[{kind or 'unknown'} content]"
+
+
+def _size(base64: str) -> str:
+    count = len(base64) * 3 // 4
+    return f"{count} bytes" if count < 1024 else f"{count / 1024:.1f} KiB"
+
+
+def _titler(server: str, tool: str) -> Callable[[Mapping[str, Any]], str]:
+    """The card's title: "SERVER: tool" and the arguments as far as they go."""
+
+    def title(args: Mapping[str, Any]) -> str:
+        shown = [f"{k}={(v if isinstance(v, str) else repr(v))[:40]}" for k, v in args.items()]
+        text = f"{server}: {tool} {', '.join(shown)}".rstrip()
+        return text if len(text) <= TITLE_MAX else text[: TITLE_MAX - 1] + "…"
+
+    return title
+
+
+# ---------------------------------------------------------- the SDK, lazily
+
+# The processes `stdio_client` spawned in this task (see `_record_spawns`).
+_SPAWNED: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
+    "agent_mcp_spawned", default=None
+)
+
+
+_SDK: asyncio.Future[None] | None = None  # the import, once per process
+
+
+def preload_sdk() -> asyncio.Future[None]:
+    """Import the SDK in a worker thread, once; a front end may call it when a session opens.
+
+    Starts no program: only the import (a second or so) is done ahead of need.
+    """
+    global _SDK
+    done = _SDK is not None and _SDK.done()
+    if (
+        _SDK is None
+        or _SDK.get_loop() is not asyncio.get_running_loop()
+        or (done and (_SDK.cancelled() or _SDK.exception() is not None))
+    ):
+        _SDK = asyncio.ensure_future(asyncio.to_thread(_import_sdk))
+    return _SDK
+
+
+def _import_sdk() -> None:
+    import httpx2  # noqa: F401
+    import mcp.client.stdio
+    import mcp.client.streamable_http
+    from mcp.client import Client  # noqa: F401
+
+    # The SDK logs a server's garbage output as errors; with no handler of ours, logging's
+    # last resort would print them over the TUI. A debug log (--debug) still gets them.
+    sdk_log = logging.getLogger("mcp")
+    if not any(isinstance(h, logging.NullHandler) for h in sdk_log.handlers):
+        sdk_log.addHandler(logging.NullHandler())
+    _record_spawns(mcp.client.stdio)
+
+
+def _record_spawns(stdio: Any) -> None:
+    """Let a connection learn its server's pid, so the whole group can be ended.
+
+    `stdio_client` keeps its process to itself; wrapping its (private) spawn
+    function is the one seam. Without it, only the SDK's own kill is left.
+    """
+    spawn = getattr(stdio, "_create_platform_compatible_process", None)
+    if spawn is None or getattr(spawn, "agent_records", False):
+        if spawn is None:
+            log.warning("the mcp SDK changed: server process groups are left to the SDK")
+        return
+
+    async def recorded(*args: Any, **kwargs: Any) -> Any:
+        process = await spawn(*args, **kwargs)
+        sink = _SPAWNED.get()
+        if sink is not None:
+            sink.append(process)
+        return process
+
+    recorded.agent_records = True  # type: ignore[attr-defined]
+    stdio._create_platform_compatible_process = recorded  # type: ignore[attr-defined]
+
+
+async def _end_group(pid: int) -> None:
+    """SIGTERM what is left of the group, then SIGKILL after a grace period."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + MCP_KILL_GRACE
+    while loop.time() < deadline:
+        await asyncio.sleep(0.05)
+        try:
+            os.killpg(pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _reason(error: BaseException) -> str:
+    """The first real error inside (possibly nested) exception groups, as words."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    if isinstance(error, FileNotFoundError):
+        return f"the program {error.filename or ''} was not found".replace("  ", " ")
+    text = getattr(getattr(error, "error", None), "message", "") or str(error)
+    if text == "Connection closed":
+        return "it closed the connection before the handshake ended"
+    return text or type(error).__name__
+
+
+# --------------------------------------------------------------- one server
+
+
+class _Server:
+    """One server's connection: started, restarted after it died, and closed."""
+
+    def __init__(
+        self, config: ServerConfig, workspace: Path, env: Mapping[str, str], start_timeout: float
+    ) -> None:
+        self.config = config
+        self.workspace = workspace
+        self.env = env  # the user's whole environment; scrubbed before a server sees it
+        self.start_timeout = start_timeout
+        self.listing: list[Any] = []  # mcp_types.Tool, as the server listed them
+        self.error = ""
+        self.notices: list[str] = []
+        self._client: Any = None  # mcp.client.Client, while connected
+        self._spawned: list[Any] = []  # the stdio server's process (anyio), once spawned
+        self._runner: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
+        self._scope: Any = None  # the runner's anyio.CancelScope
+        self._broken = False
+        self._lock = asyncio.Lock()
+        self.ended = False  # the session closed it: never started again
+
+    @property
+    def alive(self) -> bool:
+        if self._client is None or self._broken or self._runner is None or self._runner.done():
+            return False
+        return all(p.returncode is None for p in self._spawned)
+
+    async def start(self) -> bool:
+        """Connect and list the tools within the start timeout; False, with `error`, if not."""
+        if self.ended:
+            self.error = "the session was closed"
+            return False
+        ready: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        self._closing, self._broken, self._spawned = asyncio.Event(), False, []
+        self._runner = asyncio.create_task(self._run(ready, self._closing, self._spawned))
+        try:
+            self.listing = await asyncio.wait_for(asyncio.shield(ready), self.start_timeout)
+        except TimeoutError:
+            await self.close()
+            self.error = f"it did not start within {self.start_timeout:g} s"
+            return False
+        except Exception as e:
+            self.error = _reason(e)
+            return False
+        self.error = ""
+        return True
+
+    async def _run(
+        self, ready: asyncio.Future[list[Any]], closing: asyncio.Event, spawned: list[Any]
+    ) -> None:
+        """Own the connection from start to end (the SDK's task groups are per task)."""
+        import anyio
+
+        _SPAWNED.set(spawned)
+        # The server's stderr: kept off the terminal; its last line explains a failure.
+        errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        try:
+            with anyio.CancelScope() as self._scope:
+                if not closing.is_set():
+                    async with self._connect(errlog) as client:
+                        listing = await _list_tools(client)
+                        self._client = client
+                        ready.set_result(listing)
+                        await closing.wait()
+        except Exception as e:
+            if not ready.done():
+                ready.set_exception(RuntimeError(_with_output(_reason(e), errlog)))
+            log.debug("MCP server %s ended", self.config.name, exc_info=True)
+        finally:
+            self._client = self._scope = None
+            if not ready.done():
+                ready.set_exception(RuntimeError(_with_output("it ended", errlog)))
+            errlog.close()
+            await asyncio.gather(*(_end_group(p.pid) for p in spawned))
+
+    @contextlib.asynccontextmanager
+    async def _connect(self, errlog: Any) -> AsyncIterator[Any]:
+        from mcp.client import Client
+        from mcp_types import Implementation
+
+        from agent_cli import __version__
+
+        config, missing = self.config, set[str]()
+
+        def value(text: str) -> str:
+            return expand(text, self.env, missing)
+
+        async with contextlib.AsyncExitStack() as stack:
+            if config.url:
+                import httpx2
+                from mcp.client.streamable_http import streamable_http_client
+
+                headers = {k: value(v) for k, v in config.headers.items()}
+                http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300))
+                await stack.enter_async_context(http)
+                transport: Any = streamable_http_client(value(config.url), http_client=http)
+            else:
+                from mcp.client.stdio import StdioServerParameters, stdio_client
+
+                from agent_cli.tools.shell import scrubbed_env
+
+                env = scrubbed_env(self.env) | {k: value(v) for k, v in config.env.items()}
+                cwd = self.workspace / Path(value(config.cwd)).expanduser()  # "" is the workspace
+                command = StdioServerParameters(
+                    command=value(config.command),
+                    args=[value(a) for a in config.args],
+                    env=env,
+                    cwd=str(cwd),
+                )
+                transport = stdio_client(command, errlog=errlog)
+            if missing:
+                names = ", ".join(sorted(missing))
+                self.notices.append(f"MCP server {config.name!r}: {names} not set; used empty.")
+            info = Implementation(name="agent", version=__version__)
+            yield await stack.enter_async_context(
+                Client(transport, mode="auto", cache=None, client_info=info)
+            )
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
+        """Call `tool` within the entry's timeout; a server that died is started again first."""
+        name = self.config.name
+        async with self._lock:
+            if self.ended:
+                return ToolResult(f"The MCP server {name!r} was closed.", is_error=True)
+            if not self.alive:
+                await self.close()
+                if not await self.start():
+                    text = f"The MCP server {name!r} had stopped and could not be started again: "
+                    return ToolResult(text + self.error, is_error=True)
+            client = self._client
+        import anyio
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
+        seconds = self.config.timeout_ms / 1000
+        try:
+            with anyio.fail_after(seconds):
+                return to_result(await client.call_tool(tool, arguments))
+        except TimeoutError:
+            text = f"The MCP server {name!r} did not answer within {seconds:g} s; the call ended."
+        except MCPError as e:
+            if e.code != CONNECTION_CLOSED:
+                return ToolResult(f"The MCP server {name!r} refused the call: {e}", is_error=True)
+            self._broken = True
+            codes = [p.returncode for p in self._spawned if p.returncode is not None]
+            how = f" (exit code {codes[0]})" if codes else ""
+            text = (
+                f"The MCP server {name!r} stopped during the call{how}; the call did not finish. "
+                "It will be started again for the next call."
+            )
+        except Exception as e:  # a broken pipe or connection, a malformed answer
+            log.debug("MCP call %s.%s failed", name, tool, exc_info=True)
+            self._broken = True
+            text = f"The call to the MCP server {name!r} failed: {_reason(e)}."
+        return ToolResult(text, is_error=True)
+
+    async def close(self) -> None:
+        """End the connection and the server's process group; one still starting is killed."""
+        runner, self._runner = self._runner, None
+        if runner is None:
+            return
+        self._closing.set()
+        if self._client is None:  # still starting: nothing to say goodbye to
+            for process in self._spawned:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGKILL)
+            if self._scope is not None:
+                self._scope.cancel()
+        try:
+            await asyncio.wait_for(asyncio.shield(runner), CLOSE_TIMEOUT)
+        except TimeoutError:
+            if self._scope is not None:
+                self._scope.cancel()
+            with contextlib.suppress(BaseException):
+                await runner
+        except Exception:
+            log.debug("closing MCP server %s", self.config.name, exc_info=True)
+
+
+def _with_output(reason: str, errlog: Any) -> str:
+    with contextlib.suppress(OSError, ValueError):
+        errlog.seek(0)
+        lines = [line.strip() for line in errlog.read()[-4000:].splitlines() if line.strip()]
+        if lines:
+            return f"{reason} (its last output: {lines[-1][:300]})"
+    return reason
+
+
+async def _list_tools(client: Any) -> list[Any]:
+    tools, cursor = [], None
+    for _ in range(100):  # a server that pages forever cannot hang the start
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+# --------------------------------------------------------------- the session's
+
+
+class McpServers:
+    """A session's MCP servers: started together on first use, ended with the session."""
+
+    def __init__(
+        self,
+        configs: Sequence[ServerConfig],
+        workspace: Path,
+        env: Mapping[str, str],
+        *,
+        start_timeout: float = MCP_START_TIMEOUT,
+    ) -> None:
+        self.configs = list(configs)
+        self._servers = [
+            _Server(c, workspace, env, start_timeout) for c in self.configs if not c.disabled
+        ]
+        self._loading: asyncio.Future[tuple[list[Tool], list[str]]] | None = None
+        self.hints: dict[str, bool | None] = {}  # readOnlyHint by the name the model sees
+        self._status: dict[str, ServerStatus] = {}
+
+    def start(self) -> None:
+        """Begin starting every server in the background (idempotent); `tools()` waits."""
+        if self._loading is None:
+            self._loading = asyncio.ensure_future(self._load())
+
+    async def tools(self) -> tuple[list[Tool], list[str]]:
+        """Every started server's tools, and notices for what was left out and why."""
+        if not self._servers:
+            return [], []
+        self.start()
+        assert self._loading is not None
+        tools, notices = await asyncio.shield(self._loading)
+        return list(tools), list(notices)
+
+    async def status(self) -> list[ServerStatus]:
+        """Start the servers (if not yet) and say how each one is, for `agent mcp list`."""
+        await self.tools()
+        off = "disabled in its file"
+        return [
+            self._status.get(c.name) or ServerStatus(c, "disabled", off, []) for c in self.configs
+        ]
+
+    async def _load(self) -> tuple[list[Tool], list[str]]:
+        try:
+            await asyncio.shield(preload_sdk())
+        except ImportError as e:  # an install without the SDK: say so, do not fail the run
+            reason = f"the mcp package could not be loaded ({e}); reinstall agent"
+            for server in self._servers:
+                self._status[server.config.name] = ServerStatus(server.config, "failed", reason, [])
+            return [], [f"MCP servers were left out: {reason}."]
+        if any(s.ended for s in self._servers):
+            return [], []  # closed while the SDK loaded: start nothing
+        started = await asyncio.gather(*(s.start() for s in self._servers))
+        tools: list[Tool] = []
+        notices: list[str] = []
+        owners: dict[str, str] = {}
+        for server, ok in zip(self._servers, started, strict=True):
+            config = server.config
+            notices += server.notices
+            if not ok:
+                notices.append(
+                    f"The MCP server {config.name!r} was left out: {server.error}. "
+                    "Check it with `agent mcp list`."
+                )
+                self._status[config.name] = ServerStatus(config, "failed", server.error, [])
+                continue
+            shown: list[tuple[str, str]] = []
+            for listed in server.listing:
+                if not config.permits(listed.name):
+                    continue
+                name = tool_name(config.name, listed.name)
+                if name in owners:
+                    notices.append(
+                        f"The MCP tool {listed.name!r} of {config.name!r} was left out: its name "
+                        f"{name!r} is taken by {owners[name]}."
+                    )
+                    continue
+                owners[name] = f"{listed.name!r} of {config.name!r}"
+                tool = _adapt(server, listed, name)
+                self.hints[name] = tool.read_only_hint
+                tools.append(tool)
+                shown.append((name, (tool.description.strip().splitlines() or [""])[0]))
+            self._status[config.name] = ServerStatus(config, "ok", "", shown)
+        return tools, notices
+
+    async def aclose(self) -> None:
+        """End every server and whatever its process group left running."""
+        for server in self._servers:
+            server.ended = True
+        await asyncio.gather(*(s.close() for s in self._servers))
+        if self._loading is not None and not self._loading.done():
+            with contextlib.suppress(BaseException):
+                await self._loading
+            await asyncio.gather(*(s.close() for s in self._servers))
+
+
+def _adapt(server: _Server, listed: Any, name: str) -> McpTool:
+    """One of a server's tools as a `Tool`: an external effect, the server's schema."""
+    schema = dict(listed.input_schema or {})
+    schema.setdefault("type", "object")
+    if schema.get("type") == "object":
+        schema.setdefault("properties", {})
+    annotations = listed.annotations
+    hint = annotations.read_only_hint if annotations is not None else None
+    remote = listed.name
+
+    async def call(_ctx: ToolContext, /, **arguments: Any) -> ToolResult:
+        return await server.call(remote, arguments)
+
+    return McpTool(
+        name=name,
+        description=listed.description or listed.title or f"{remote} (MCP: {server.config.name})",
+        effect=Effect.EXTERNAL,
+        function=call,
+        parameters=schema,
+        title=_titler(server.config.name, remote),
+        mcp=server.config.name,
+        server_tool=remote,
+        read_only_hint=hint,
+    )

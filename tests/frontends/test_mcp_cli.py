@@ -1,0 +1,139 @@
+"""`agent mcp add|list|rm` end to end: the real CLI in a subprocess, isolated XDG folders."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from pathlib import Path
+
+from agent_cli import mcp_config
+from tests.support.cli import agent, err, out
+from tests.support.mcp_servers import SERVER
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def one_sentence(result) -> bool:
+    text = err(result).strip()
+    return "Traceback" not in text and len(text.splitlines()) == 1
+
+
+def test_add_list_rm(workspace: Path, tmp_path: Path):
+    added = agent(workspace, "mcp", "add", "docs", "--", sys.executable, str(SERVER), "--name", "d")
+    assert added.returncode == 0, err(added)
+    assert "Added the MCP server 'docs'" in out(added)
+    port = free_port()  # nothing listens there
+    web = agent(
+        workspace, "mcp", "add", "web", "--url", f"http://127.0.0.1:{port}/mcp",
+        "--header", "Authorization=Bearer ${WEB_TOKEN}", "--timeout-ms", "5000",
+    )  # fmt: skip
+    assert web.returncode == 0, err(web)
+    servers = json.loads(mcp_config.user_file().read_text())["mcpServers"]
+    assert servers == {
+        "docs": {"command": sys.executable, "args": [str(SERVER), "--name", "d"]},
+        "web": {
+            "url": f"http://127.0.0.1:{port}/mcp",
+            "headers": {"Authorization": "Bearer ${WEB_TOKEN}"},
+            "timeout_ms": 5000,
+        },
+    }
+
+    # A workspace file nobody trusted yet: listed, never started.
+    marker = tmp_path / "started.json"
+    (workspace / ".agent").mkdir()
+    entry = {"command": sys.executable, "args": [str(SERVER), "--pids", str(marker)]}
+    (workspace / ".agent" / "mcp.json").write_text(json.dumps({"mcpServers": {"local": entry}}))
+
+    listed = agent(workspace, "mcp", "list")
+    assert listed.returncode == 0, err(listed)
+    text = out(listed)
+    docs = next(line for line in text.splitlines() if line.startswith("docs"))
+    assert "[user " in docs and "ok, 9 tools" in docs
+    assert "    docs_echo" in text and "Say the text back." in text
+    assert "A second line" not in text  # first lines of descriptions only
+    assert "docs_do_thing_x" in text
+    web_line = next(line for line in text.splitlines() if line.startswith("web"))
+    assert "failed: " in web_line
+    assert "local  [workspace" in text and "not trusted]  not started" in text
+    assert not marker.exists()
+
+    removed = agent(workspace, "mcp", "rm", "docs")
+    assert removed.returncode == 0 and "Removed the MCP server 'docs'" in out(removed)
+    assert list(json.loads(mcp_config.user_file().read_text())["mcpServers"]) == ["web"]
+    again = agent(workspace, "mcp", "rm", "docs")
+    assert again.returncode == 2 and one_sentence(again)
+    assert "There is no MCP server 'docs'" in err(again)
+
+
+def test_add_usage_errors_are_exit_2_with_one_sentence(workspace: Path):
+    neither = agent(workspace, "mcp", "add", "x")
+    assert neither.returncode == 2 and one_sentence(neither) and "--url" in err(neither)
+    both = agent(workspace, "mcp", "add", "x", "--url", "http://h/mcp", "--", "prog")
+    assert both.returncode == 2 and one_sentence(both)
+    name = agent(workspace, "mcp", "add", "bad name", "--", "prog")
+    assert name.returncode == 2 and one_sentence(name) and "name" in err(name)
+    pair = agent(workspace, "mcp", "add", "x", "--url", "http://h/mcp", "--header", "novalue")
+    assert pair.returncode == 2 and one_sentence(pair) and "KEY=VALUE" in err(pair)
+    assert not mcp_config.user_file().exists()
+
+
+def test_a_bad_file_is_exit_2_naming_it(workspace: Path):
+    file = mcp_config.user_file()
+    file.parent.mkdir(parents=True)
+    file.write_text('{"mcpServers": {"a": {"command": 1}}}')
+    result = agent(workspace, "mcp", "list")
+    assert result.returncode == 2 and one_sentence(result)
+    assert str(file) in err(result) and "'a'" in err(result)
+
+
+def test_nothing_configured(workspace: Path):
+    result = agent(workspace, "mcp")
+    assert result.returncode == 0 and "No MCP servers are configured" in out(result)
+
+
+def test_help_has_examples_and_never_loads_the_sdk(workspace: Path):
+    for command in (["mcp"], ["mcp", "list"], ["mcp", "add"], ["mcp", "rm"]):
+        shown = agent(workspace, *command, "--help")
+        assert shown.returncode == 0 and "Examples:" in out(shown), command
+    probe = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('SDK' if 'mcp' in sys.modules else 'no SDK'))\n"
+        "sys.argv = ['agent', *sys.argv[1:]]\n"
+        "from agent_cli.cli import main\n"
+        "main()\n"
+    )
+    for command in (["--help"], ["mcp", "--help"], ["mcp", "add", "--help"]):
+        import subprocess
+
+        result = subprocess.run(
+            [sys.executable, "-c", probe, *command], cwd=workspace, capture_output=True, text=True
+        )
+        assert result.stdout.strip().endswith("no SDK"), (command, result.stdout[-300:])
+
+
+def test_agent_run_calls_an_mcp_tool_and_workspace_servers_need_trust(workspace: Path):
+    from tests.support.fake_openai import FakeOpenAI, text, tool_calls
+
+    assert agent(workspace, "mcp", "add", "docs", "--", sys.executable, str(SERVER)).returncode == 0
+    untrusted = workspace / ".agent" / "mcp.json"
+    untrusted.parent.mkdir()
+    command = {"command": sys.executable, "args": [str(SERVER), "--name", "repo"]}
+    untrusted.write_text(json.dumps({"mcpServers": {"repo": command}}))
+    with FakeOpenAI() as fake:
+        fake.add(tool_calls(("c1", "docs_echo", '{"text": "hello mcp"}')), text("Echoed."))
+        result = agent(workspace, "run", "echo it", "--yes", fake=fake)
+        assert result.returncode == 0, err(result)
+        offered = [t["function"]["name"] for t in fake.requests[0]["tools"]]
+        assert "docs_echo" in offered and not any(n.startswith("repo_") for n in offered)
+        assert fake.requests[1]["messages"][-1]["content"] == "hello mcp"
+        assert str(untrusted) in err(result)  # left out, with a notice naming the file
+
+        fake.add(text("Only reading."))
+        read_only = agent(workspace, "run", "look", fake=fake)  # no terminal: read-only
+        assert read_only.returncode == 0
+        assert "docs_echo" not in [t["function"]["name"] for t in fake.requests[2]["tools"]]

@@ -1,0 +1,148 @@
+"""A configurable MCP server for the tests, written with the official SDK.
+
+    python server.py [--name N] [--pids FILE] [--slow SECONDS] [--child] [--http PORT]
+
+--pids writes the server's pid to FILE first thing (JSON); --slow then sleeps
+(a server too slow to start); --child starts a `sleep` in the server's process
+group and adds its pid to FILE (to see that a close ends the whole group);
+--http serves Streamable HTTP on 127.0.0.1:PORT instead of stdio.
+"""
+
+# No `from __future__ import annotations`: the SDK reads the tools' hints, which name
+# classes imported inside build().
+import argparse
+import base64
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--name", default="test")
+    parser.add_argument("--pids", default="")
+    parser.add_argument("--slow", type=float, default=0.0)
+    parser.add_argument("--child", action="store_true")
+    parser.add_argument("--http", type=int, default=0)
+    options = parser.parse_args()
+    pids = {"server": os.getpid()}
+    if options.pids:
+        write(options.pids, pids)
+    if options.slow:
+        time.sleep(options.slow)
+    if options.child:
+        child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL)
+        write(options.pids, {**pids, "child": child.pid})
+    server = build(options.name)
+    if options.http:
+        server.run("streamable-http", host="127.0.0.1", port=options.http)
+    else:
+        server.run()
+
+
+def write(path: str, pids: dict) -> None:
+    with open(path + ".tmp", "w") as out:
+        json.dump(pids, out)
+    os.replace(path + ".tmp", path)
+
+
+def build(name: str):
+    import anyio
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp_types import (
+        AudioContent,
+        BlobResourceContents,
+        EmbeddedResource,
+        ImageContent,
+        ResourceLink,
+        TextContent,
+        TextResourceContents,
+        ToolAnnotations,
+    )
+
+    server = MCPServer(name, log_level="WARNING")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def echo(text: str) -> str:
+        """Say the text back.
+
+        A second line the listing does not show."""
+        return text
+
+    @server.tool()
+    def add(a: int, b: int) -> str:
+        """Add two whole numbers."""
+        return str(a + b)
+
+    @server.tool()
+    def fail(message: str) -> str:
+        """Always fails with the message."""
+        raise ValueError(message)
+
+    @server.tool()
+    async def nap(seconds: float) -> str:
+        """Sleep, then say so."""
+        await anyio.sleep(seconds)
+        return f"slept {seconds}"
+
+    @server.tool()
+    def crash() -> str:
+        """End the server's process in the middle of the call."""
+        sys.stderr.write("crashing on purpose\n")
+        sys.stderr.flush()
+        os._exit(3)
+
+    @server.tool()
+    def whoami() -> str:
+        """The server's pid, folder and a few environment variables."""
+        names = ("AGENT_TEST_VISIBLE", "AGENT_TEST_API_KEY", "FROM_ENTRY")
+        return json.dumps(
+            {"pid": os.getpid(), "cwd": os.getcwd(), "env": {n: os.environ.get(n) for n in names}}
+        )
+
+    @server.tool()
+    def media() -> list:
+        """One part of each content type."""
+        data = base64.b64encode(b"\x89PNG" + bytes(2044)).decode()
+        return [
+            TextContent(type="text", text="here you are"),
+            ImageContent(type="image", data=data, mime_type="image/png"),
+            AudioContent(type="audio", data=data, mime_type="audio/wav"),
+            EmbeddedResource(
+                type="resource",
+                resource=TextResourceContents(
+                    uri="file:///notes.txt", mime_type="text/plain", text="note text"
+                ),
+            ),
+            EmbeddedResource(
+                type="resource",
+                resource=BlobResourceContents(
+                    uri="file:///blob.bin", mime_type="application/octet-stream", blob=data
+                ),
+            ),
+            ResourceLink(
+                type="resource_link",
+                name="report",
+                uri="file:///report.pdf",
+                mime_type="application/pdf",
+                description="the full report",
+            ),
+        ]
+
+    @server.tool()
+    def header(name: str, ctx: Context) -> str:
+        """A header of the HTTP request that carried this call."""
+        return (ctx.headers or {}).get(name, "")
+
+    @server.tool(name="do.thing/x")
+    def odd_name() -> str:
+        """A tool whose name needs cleaning."""
+        return "done"
+
+    return server
+
+
+if __name__ == "__main__":
+    main()
