@@ -7,13 +7,21 @@ A project file (`.agent/config.toml`) comes with a cloned repository, so it
 may not raise its own permissions: `mode`, `providers` (which could send
 your key to another server) and allow rules are read from the user's file
 and flags only; in a project file they are ignored with a warning.
+
+A provider's API key, in order: the variable its `api_key_env` names; the
+service's own variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`) for the
+`openai`/`anthropic` entries it belongs to; the credentials file (by
+provider name, see `credentials`); and last the kind's variable for any other
+entry of that kind. A stored key beats a generic variable for other services
+on purpose: a stored OpenRouter key must not be replaced by, and so leak, the
+OpenAI key in the environment.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -28,6 +36,14 @@ DEFAULT_READ_TIMEOUT = 120.0
 STDIN_CAP = 256 * 1024
 MODES = ("ask", "read-only", "full")
 PROVIDER_KINDS = ("openai", "anthropic", "openai-responses")
+
+# The environment variable holding a key for each wire format, and the entries it belongs to.
+KEY_VARIABLES = {
+    "openai": "OPENAI_API_KEY",
+    "openai-responses": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+}
+_VARIABLE_OWNERS = {"OPENAI_API_KEY": "openai", "ANTHROPIC_API_KEY": "anthropic"}
 
 # Every key a config file may have, with its type. Tables are dotted prefixes.
 _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
@@ -120,8 +136,8 @@ def load_settings(
     workspace: Path, flags: Flags = Flags(), environ: Mapping[str, str] | None = None
 ) -> Settings:
     env = dict(environ if environ is not None else _environ())
-    user = _read_config(paths.user_config_file(), project=False)
-    project = _read_config(paths.project_config_file(workspace), project=True)
+    user = _read_config(paths.user_config_file(), project=False, env=env)
+    project = _read_config(paths.project_config_file(workspace), project=True, env=env)
     warnings = user.warnings + project.warnings
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
@@ -177,9 +193,9 @@ def _resolve_provider(
     name = merged.get("provider")
     if name:
         if name in configured:
-            return configured[name]
+            return _keyed(configured[name], env)
         if name in PRESETS:
-            return _with_env_key(PRESETS[name], env)
+            return _keyed(PRESETS[name], env)
         known = ", ".join(sorted({*configured, *PRESETS}))
         raise ConfigError(
             f"No provider named {name!r} — use one of {known}, or add [providers.{name}] "
@@ -187,23 +203,78 @@ def _resolve_provider(
         )
     if env.get("OPENAI_BASE_URL"):
         base = ProviderSettings("openai", "openai", env["OPENAI_BASE_URL"].rstrip("/"))
-        return _with_env_key(base, env)
+        # The stored "openai" key is for api.openai.com, not for whatever this URL is.
+        stored = base.base_url == PRESETS["openai"].base_url
+        return _keyed(base, env, stored=stored)
     if configured:
-        return next(iter(configured.values()))
+        return _keyed(next(iter(configured.values())), env)
     # Only a key in the environment: the service it belongs to.
     if env.get("OPENAI_API_KEY"):
-        return _with_env_key(PRESETS["openai"], env)
+        return _keyed(PRESETS["openai"], env)
     if env.get("ANTHROPIC_API_KEY"):
-        return _with_env_key(PRESETS["anthropic"], env)
+        return _keyed(PRESETS["anthropic"], env)
     return None
 
 
-def _with_env_key(provider: ProviderSettings, env: Mapping[str, str]) -> ProviderSettings:
-    if provider.kind == "openai" and env.get("OPENAI_API_KEY"):
-        return replace(provider, api_key=env["OPENAI_API_KEY"])
-    if provider.kind == "anthropic" and env.get("ANTHROPIC_API_KEY"):
-        return replace(provider, api_key=env["ANTHROPIC_API_KEY"])
-    return provider
+def _keyed(
+    provider: ProviderSettings, env: Mapping[str, str], stored: bool = True
+) -> ProviderSettings:
+    """`provider` with its key (see the module docstring for the order)."""
+    key, _ = key_for(provider, env, _stored_keys if stored else dict)
+    return replace(provider, api_key=key) if key != provider.api_key else provider
+
+
+def key_for(
+    provider: ProviderSettings,
+    env: Mapping[str, str],
+    stored_keys: Callable[[], Mapping[str, str]],
+) -> tuple[str | None, str]:
+    """The key a provider will use and where it comes from ("" when it has none).
+
+    `stored_keys` is called only when needed, so a run whose key is in the
+    environment never opens the credentials file.
+    """
+    if provider.api_key:
+        return provider.api_key, "api_key_env"
+    variable = KEY_VARIABLES.get(provider.kind, "")
+    from_env = env.get(variable) if variable else None
+    if from_env and _VARIABLE_OWNERS.get(variable) == provider.name:
+        return from_env, variable
+    stored = stored_keys().get(provider.name)
+    if stored:
+        return stored, "credentials file"
+    if from_env:
+        return from_env, variable
+    return None, ""
+
+
+def _stored_keys() -> Mapping[str, str]:
+    from agent_cli import credentials
+
+    return credentials.read_keys()
+
+
+@dataclass(frozen=True)
+class ProviderEntry:
+    """A provider as `agent providers list` shows it: never the key, only where it is."""
+
+    provider: ProviderSettings
+    preset: bool  # a built-in preset (perhaps changed by a config table)
+    configured: bool  # has a [providers.NAME] table in the user's file
+    key_source: str  # "" (no key), "credentials file", or the variable's name
+
+
+def known_providers(environ: Mapping[str, str] | None = None) -> list[ProviderEntry]:
+    """Every provider one may choose: the user's config entries, then the remaining presets."""
+    env = dict(environ if environ is not None else _environ())
+    configured = _read_config(paths.user_config_file(), project=False, env=env).providers
+    keys = _stored_keys()
+    entries = []
+    presets = [(name, p) for name, p in PRESETS.items() if name not in configured]
+    for name, provider in [*configured.items(), *presets]:
+        _, source = key_for(provider, env, lambda: keys)
+        entries.append(ProviderEntry(provider, name in PRESETS, name in configured, source))
+    return entries
 
 
 # ------------------------------------------------------------ config files
@@ -218,7 +289,7 @@ class _Layer:
     warnings: list[str] = field(default_factory=list)
 
 
-def _read_config(path: Path, project: bool) -> _Layer:
+def _read_config(path: Path, project: bool, env: Mapping[str, str] | None = None) -> _Layer:
     layer = _Layer(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -237,7 +308,7 @@ def _read_config(path: Path, project: bool) -> _Layer:
         if project and key in _PROJECT_FORBIDDEN:
             layer.warnings.append(f"{path}: {key!r} is ignored in a project file, for safety.")
         elif key == "providers":
-            layer.providers = _read_providers(bad, value)
+            layer.providers = _read_providers(bad, value, env if env is not None else _environ())
         elif key == "rules":
             layer.rules = _read_rules(bad, value, project, layer.warnings)
         elif key in _TOP_KEYS:
@@ -247,7 +318,9 @@ def _read_config(path: Path, project: bool) -> _Layer:
     return layer
 
 
-def _read_providers(bad: _Checker, table: Any) -> dict[str, ProviderSettings]:
+def _read_providers(
+    bad: _Checker, table: Any, env: Mapping[str, str]
+) -> dict[str, ProviderSettings]:
     bad.check("providers", table, dict)
     providers: dict[str, ProviderSettings] = {}
     for name, entry in table.items():
@@ -257,6 +330,10 @@ def _read_providers(bad: _Checker, table: Any) -> dict[str, ProviderSettings]:
             if key not in _PROVIDER_KEYS:
                 raise bad.error(f"{where}.{key}", "is not a provider setting")
             bad.check(f"{where}.{key}", value, _PROVIDER_KEYS[key])
+        for key in ("models", "headers"):
+            values = entry.get(key, ())
+            for item in values.values() if isinstance(values, dict) else values:
+                bad.check(f"{where}.{key}", item, str)
         preset = PRESETS.get(name)
         kind = entry.get("kind", preset.kind if preset else "openai")
         if kind not in PROVIDER_KINDS:
@@ -265,7 +342,8 @@ def _read_providers(bad: _Checker, table: Any) -> dict[str, ProviderSettings]:
         if not base_url:
             raise bad.error(where, "needs a base_url")
         key_env = entry.get("api_key_env")
-        api_key = _environ().get(key_env) if key_env else None
+        # The variable it names, from the environment given (or the process's own).
+        api_key = (env.get(key_env) or _environ().get(key_env)) if key_env else None
         provider = ProviderSettings(
             name=name,
             kind=kind,
@@ -276,7 +354,7 @@ def _read_providers(bad: _Checker, table: Any) -> dict[str, ProviderSettings]:
             context_window=entry.get("context_window"),
             headers=entry.get("headers", {}),
         )
-        providers[name] = provider if api_key else _with_env_key(provider, _environ())
+        providers[name] = provider
     return providers
 
 

@@ -87,14 +87,22 @@ def make_provider(provider: ProviderSettings, settings: Settings) -> Provider:
 async def choose_model(provider: Provider, settings: Settings) -> ModelInfo:
     """The configured model, else the server's first listed one (with its context window)."""
     if settings.model:
-        return ModelInfo(settings.model)
-    models = await provider.list_models()
-    if not models:
-        raise ConfigError(
-            f"The model service {provider.name!r} lists no models — pass --model or set "
-            "AGENT_MODEL."
-        )
-    return models[0]
+        info = ModelInfo(settings.model)
+    else:
+        models = await provider.list_models()
+        if not models:
+            raise ConfigError(
+                f"The model service {provider.name!r} lists no models — pass --model or set "
+                "AGENT_MODEL."
+            )
+        info = models[0]
+    served = settings.provider
+    if served is not None and not info.context_window and not served.context_window:
+        from agent_cli.providers.local_hints import is_local, served_context_window
+
+        if is_local(served.base_url):  # a remote service: the table, not a round trip
+            info = info._replace(context_window=await served_context_window(served, info.id))
+    return info
 
 
 def checkpointer(workspace: Path) -> Checkpoint:

@@ -122,3 +122,79 @@ def test_a_key_alone_picks_its_service(tmp_path):
     assert anthropic.kind == "anthropic" and anthropic.api_key == "sk-ant"
     openai = load_settings(tmp_path, environ={"OPENAI_API_KEY": "sk-o"}).provider
     assert openai.base_url == "https://api.openai.com/v1" and openai.api_key == "sk-o"
+
+
+# -- keys from the credentials file (SPEC §2) ------------------------------------
+
+
+def test_a_stored_key_reaches_its_provider(tmp_path):
+    from agent_cli import credentials
+
+    user_config('[providers.work]\nbase_url = "https://llm.example.com/v1"\n')
+    credentials.set_key("work", "sk-stored")
+    assert load_settings(tmp_path, environ={}).provider.api_key == "sk-stored"
+    credentials.set_key("openrouter", "sk-or")
+    openrouter = load_settings(tmp_path, Flags(provider="openrouter"), {}).provider
+    assert openrouter.api_key == "sk-or"
+
+
+def test_the_services_own_variable_beats_its_stored_key(tmp_path):
+    from agent_cli import credentials
+
+    credentials.set_key("openai", "sk-stored")
+    credentials.set_key("anthropic", "sk-ant-stored")
+    env = {"OPENAI_API_KEY": "sk-env", "ANTHROPIC_API_KEY": "sk-ant-env"}
+    assert load_settings(tmp_path, Flags(provider="openai"), env).provider.api_key == "sk-env"
+    anthropic = load_settings(tmp_path, Flags(provider="anthropic"), env).provider
+    assert anthropic.api_key == "sk-ant-env"
+    assert load_settings(tmp_path, Flags(provider="openai"), {}).provider.api_key == "sk-stored"
+
+
+def test_a_stored_key_is_not_replaced_by_another_services_variable(tmp_path):
+    """OPENAI_API_KEY must not go to OpenRouter when OpenRouter has its own key."""
+    from agent_cli import credentials
+
+    credentials.set_key("openrouter", "sk-or")
+    env = {"OPENAI_API_KEY": "sk-openai"}
+    assert load_settings(tmp_path, Flags(provider="openrouter"), env).provider.api_key == "sk-or"
+    # With no stored key, the kind's variable is still used (as before).
+    assert load_settings(tmp_path, Flags(provider="vllm"), env).provider.api_key == "sk-openai"
+
+
+def test_api_key_env_beats_the_stored_key(tmp_path):
+    from agent_cli import credentials
+
+    user_config('[providers.work]\nbase_url = "http://h/v1"\napi_key_env = "WORK_KEY"\n')
+    credentials.set_key("work", "sk-stored")
+    settings = load_settings(tmp_path, environ={"WORK_KEY": "sk-env"})
+    assert settings.provider.api_key == "sk-env"
+
+
+def test_openai_base_url_does_not_get_the_stored_openai_key(tmp_path):
+    from agent_cli import credentials
+
+    credentials.set_key("openai", "sk-stored")
+    env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    assert load_settings(tmp_path, environ=env).provider.api_key is None
+
+
+def test_known_providers_lists_config_and_presets_with_key_sources(tmp_path):
+    from agent_cli import credentials
+    from agent_cli.settings import PRESETS, known_providers
+
+    user_config('[providers.work]\nbase_url = "http://h/v1"\n[providers.ollama]\nmodels = ["q"]\n')
+    credentials.set_key("work", "sk-stored")
+    entries = {e.provider.name: e for e in known_providers({"ANTHROPIC_API_KEY": "x"})}
+    assert set(entries) == {"work", *PRESETS}
+    assert entries["work"].key_source == "credentials file" and not entries["work"].preset
+    assert entries["ollama"].preset and entries["ollama"].configured
+    assert entries["ollama"].provider.models == ("q",)
+    assert entries["anthropic"].key_source == "ANTHROPIC_API_KEY"
+    assert entries["vllm"].key_source == ""
+    assert all("sk-stored" not in repr(e) for e in entries.values())
+
+
+def test_provider_models_and_headers_must_be_strings(tmp_path):
+    user_config('[providers.work]\nbase_url = "http://h/v1"\nmodels = ["a", 3]\n')
+    with pytest.raises(ConfigError, match=r"'providers\.work\.models'"):
+        load_settings(tmp_path, environ={})

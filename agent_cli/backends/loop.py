@@ -26,7 +26,7 @@ from agent_cli.backends.context import (
 from agent_cli.engine.approval import ApprovalRequest, Decision
 from agent_cli.engine.backend import Run, RunResult, StopReason
 from agent_cli.engine.items import AssistantItem, SummaryItem, ToolCall, ToolItem
-from agent_cli.errors import AgentError, ContextTooLong, ToolError
+from agent_cli.errors import AgentError, ContextTooLong, ProviderHTTPError, ToolError
 from agent_cli.policy.modes import Verdict, decide, offered
 from agent_cli.policy.rules import RuleSet, suggest_rule
 from agent_cli.providers.base import (
@@ -41,6 +41,7 @@ from agent_cli.providers.base import (
     ToolCallStarted,
     Usage,
 )
+from agent_cli.providers.local_hints import tools_unsupported, tools_unsupported_notice
 from agent_cli.tools.base import (
     STORED_RESULT_CAP,
     ArgumentError,
@@ -121,6 +122,7 @@ class BuiltinLoop:
         self._extra_tools = extra_tools
         self._extra_source = extra_tools
         self._shortened_notice = False
+        self._no_tools = False  # the server refused tools: rounds go without them
 
     async def aclose(self) -> None:
         """End the MCP servers; the provider is shared and closed by whoever made it."""
@@ -180,7 +182,7 @@ class BuiltinLoop:
         the service's refusal) is asked again with the oldest long tool result
         shortened, one at a time, until it fits or nothing is left to shorten.
         """
-        specs = tuple(t.spec for t in offered(self.tools, run.mode))
+        specs = () if self._no_tools else tuple(t.spec for t in offered(self.tools, run.mode))
         items = run.conversation.items
         window = self.settings.context_window
         while not fits(estimate(system, items, _size(specs)), window):
@@ -195,6 +197,17 @@ class BuiltinLoop:
                 if stream.assistant is not None:
                     raise
                 self._shorten(run)
+                continue
+            except ProviderHTTPError as e:
+                if (
+                    not specs
+                    or stream.assistant is not None
+                    or not tools_unsupported(e.status, str(e))
+                ):
+                    raise
+                # llama.cpp without --jinja (and the like): go on without tools, and say so.
+                self._no_tools, specs = True, ()
+                run.notice(tools_unsupported_notice(getattr(self.provider, "base_url", "")), "warn")
                 continue
             finally:
                 stream.sync()  # a stop or a broken stream keeps the text that arrived

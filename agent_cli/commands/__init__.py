@@ -9,9 +9,11 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from agent_cli.commands import mcp, root, run, skills, undo
+    from agent_cli.commands import mcp, models, providers, root, run, skills, undo
 
     mcp.register(app)
+    models.register(app)
+    providers.register(app)
     root.register(app)
     run.register(app)
     skills.register(app)

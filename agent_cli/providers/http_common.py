@@ -41,6 +41,7 @@ from agent_cli.errors import (
     StreamInterrupted,
 )
 from agent_cli.providers.base import ModelInfo, Request, Retrying, StreamEvent
+from agent_cli.providers.local_hints import local_server_hint
 from agent_cli.providers.retry import RetryPolicy, parse_retry_after
 from agent_cli.providers.sse import SSEParser
 
@@ -339,6 +340,7 @@ class StreamingProvider:
             reason = f"could not connect: {detail}"
             message = f"Could not reach the {self._where} ({detail}) — check that it is "
             message += "running and that the base URL is right."
+            message = local_server_hint(self.base_url, self.name) or message
         elif isinstance(exc, httpx.ReadTimeout):
             reason = f"nothing arrived for {self._read_timeout:g} s"
             message = f"The {self._where} sent nothing for {self._read_timeout:g} s — it may be "

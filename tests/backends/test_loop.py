@@ -305,3 +305,15 @@ async def test_next_message_after_a_stopped_call_sends_a_result_for_every_call(t
     roles = [m.role for m in provider.requests[1].messages]
     assert roles == ["user", "assistant", "tool", "user"]
     assert isinstance(session.conversation.items[-2], UserItem)
+
+
+async def test_a_server_that_refuses_tools_is_asked_again_without_them(tmp_path):
+    refusal = ProviderHTTPError(
+        "The model service answered 500: tools param requires --jinja flag", 500
+    )
+    session, provider, rec = make_session(tmp_path, [[refusal], answer("plain answer")])
+    result = await session.send("hi")
+    assert result.reason is StopReason.ANSWERED
+    assert provider.requests[0].tools and provider.requests[1].tools == ()
+    notices = [e.text for e in rec.events if e.type == "notice"]
+    assert any("--jinja" in n for n in notices)

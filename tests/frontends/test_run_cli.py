@@ -32,7 +32,8 @@ def test_model_flag_then_env_choose_the_model(fake, workspace):
     agent(workspace, "run", "hi", "--model", "m2", fake=fake, env={"AGENT_MODEL": "env-m"})
     agent(workspace, "run", "hi", fake=fake, env={"AGENT_MODEL": "env-m"})
     assert [r["model"] for r in fake.requests] == ["m2", "env-m"]
-    assert "GET /v1/models" not in fake.paths
+    # A local server is asked for its context window (/props, /api/show, /models), once per run.
+    assert fake.paths.count("GET /props") == 2
 
 
 def test_no_provider_is_exit_2_with_one_sentence(workspace):
