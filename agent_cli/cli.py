@@ -18,14 +18,14 @@ def main() -> None:
     if argv in (["--version"], ["-V"]):  # the fast path: no Typer, no imports
         print(f"agent {__version__}")
         sys.exit(EXIT_OK)
-    app = _app()
+    app = _app(argv)
     try:
         app(args=argv, prog_name="agent", standalone_mode=True)
     except KeyboardInterrupt:
         sys.exit(EXIT_INTERRUPTED)
 
 
-def _app():  # -> typer.Typer; built on demand so `--version` never imports Typer
+def _app(argv: list[str]):  # -> typer.Typer; built on demand: `--version` skips Typer
     import typer
 
     from agent_cli.commands import register
@@ -39,5 +39,5 @@ def _app():  # -> typer.Typer; built on demand so `--version` never imports Type
         no_args_is_help=False,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
-    register(app)
+    register(app, argv)
     return app

@@ -17,7 +17,6 @@ import json
 import os
 import re
 import sys
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -277,6 +276,8 @@ def remove_provider_table(path: Path, name: str) -> bool:
 
 
 def _read(path: Path) -> tuple[str, dict[str, Any]]:
+    import tomllib
+
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -317,6 +318,8 @@ def _without_table(text: str, name: str) -> tuple[list[str], bool]:
 
 def _split_key(dotted: str) -> list[str]:
     """`providers."llama.cpp".headers` → ["providers", "llama.cpp", "headers"]."""
+    import tomllib
+
     try:
         data = tomllib.loads(f"[{dotted}]\n")
     except tomllib.TOMLDecodeError:
@@ -364,6 +367,8 @@ def _check_and_write(
 ) -> None:
     """Write only a file that parses and says what was meant — this table as `expected`,
     everything else as `before` — atomically, keeping the file's mode."""
+    import tomllib
+
     try:
         after = tomllib.loads(text)
     except tomllib.TOMLDecodeError:

@@ -1,7 +1,6 @@
 """`agent providers` and `agent models` as a person runs them, and the four no-leak checks.
 
-The commands run in a subprocess. Until `agent_cli/commands/__init__.py`
-registers them, `cli_agent` registers them itself (a no-op once registered).
+The commands run in a subprocess, as `python -m agent_cli`.
 """
 
 from __future__ import annotations
@@ -28,34 +27,13 @@ from tests.support.fake_openai import FakeOpenAI, http_error, json_body, text
 
 KEY = "sk-LEAKCHECK-7f3a9c2e5b1d"
 
-_DRIVER = """
-import sys
-import agent_cli.commands as commands
-from agent_cli import cli
-
-registered = commands.register
-
-def register(app):
-    registered(app)
-    names = {g.name for g in app.registered_groups} | {c.name for c in app.registered_commands}
-    from agent_cli.commands import models, providers
-    if "providers" not in names:
-        providers.register(app)
-    if "models" not in names:
-        models.register(app)
-
-commands.register = register
-sys.argv = ["agent", *sys.argv[1:]]
-cli.main()
-"""
-
 
 def cli_agent(
     workspace: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
     environment = {**os.environ, **(env or {})}
     return subprocess.run(
-        [sys.executable, "-c", _DRIVER, *args],
+        [sys.executable, "-m", "agent_cli", *args],
         cwd=workspace,
         env=environment,
         input=stdin.encode(),

@@ -130,8 +130,8 @@ def test_help_never_imports_gitpython(workspace: Path):
         [
             sys.executable,
             "-c",
-            "import sys; from agent_cli.cli import _app; import agent_cli.git; _app(); "
-            "print('git' in sys.modules)",
+            "import sys; from agent_cli.cli import _app; import agent_cli.git; "
+            "_app(['undo', '--help']); _app([]); print('git' in sys.modules)",
         ],
         capture_output=True,
         text=True,
