@@ -19,8 +19,7 @@ SUMMARIES = {
     "undo": "Restore the files as they were before the agent's last change.",
     "mcp": "MCP servers: list them with their tools, add one, remove one.",
     "skills": "List, show, and switch on or off the skills the model may use.",
-    "providers": "Model services: list them (presets included), add one with its key, "
-    "remove one.",
+    "providers": "Model services: list them (presets included), add one with its key, remove one.",
     "models": "List the models the provider's server offers, with each one's context window.",
 }
 

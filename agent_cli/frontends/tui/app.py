@@ -1,0 +1,389 @@
+"""The TUI (SPEC §12): one screen around a Session, which it only drives and renders.
+
+The app subscribes an `EventFeed` to the session; the feed takes notes and
+asks for a flush, and `_flush` applies what happened at most every
+`FLUSH_SECONDS` (~30 frames a second), in one batched update. Everything a
+slash command does lives in `Interactive`; the app only carries out the
+reply's action (quit, clear, a new session, a theme).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.theme import Theme
+from textual.timer import Timer
+
+from agent_cli.engine.items import AssistantItem, ToolItem
+from agent_cli.engine.session import Session
+from agent_cli.errors import AgentError
+from agent_cli.frontends.interactive import Interactive, Reply
+from agent_cli.frontends.tui import themes
+from agent_cli.frontends.tui.approval_queue import ApprovalQueue
+from agent_cli.frontends.tui.assistant_view import AssistantView
+from agent_cli.frontends.tui.composer import Composer
+from agent_cli.frontends.tui.feed import Batch, EventFeed
+from agent_cli.frontends.tui.history import History, history_file
+from agent_cli.frontends.tui.markdown_render import Palette, warm_up
+from agent_cli.frontends.tui.search import find_all
+from agent_cli.frontends.tui.search_bar import SearchBar
+from agent_cli.frontends.tui.status_line import StatusLine
+from agent_cli.frontends.tui.tool_card import ToolCard
+from agent_cli.frontends.tui.transcript import Transcript
+from agent_cli.settings import Settings
+
+FLUSH_SECONDS = 1 / 30  # the most often streamed text reaches the screen
+FLOOD_FLUSH_SECONDS = 1 / 16  # the same, while text floods in (see FLOOD_DELTAS)
+FLOOD_DELTAS = 200  # deltas in one flush: 6,000 a second, far past any model's pace
+QUIT_SECONDS = 2.0  # a second Ctrl+C within this quits
+SEVERITY = {"info": "information", "warn": "warning", "error": "error"}
+STYLES = (  # one beside each widget's module
+    "app.tcss",
+    "markdown_flow.tcss",
+    "user_message.tcss",
+    "assistant_view.tcss",
+    "reasoning_block.tcss",
+    "notice_view.tcss",
+    "tool_card.tcss",
+    "diff_view.tcss",
+    "composer.tcss",
+    "prompt_input.tcss",
+    "completion_menu.tcss",
+    "search_bar.tcss",
+    "status_line.tcss",
+)
+
+
+class AgentApp(App[int]):
+    """The conversation, the input and the status line; exits with 0 on a normal quit."""
+
+    CSS_PATH: ClassVar = list(STYLES)
+    ENABLE_COMMAND_PALETTE = False
+    # Focus the input first: moving focus there later restyles the whole transcript.
+    AUTO_FOCUS = "#prompt"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "interrupt", "stop / quit", priority=True, show=False),
+        Binding("ctrl+f", "search", "search", priority=True, show=False),
+    ]
+    _frozen: ClassVar[bool] = False  # gc.freeze() is done once per process
+
+    def __init__(self, interactive: Interactive, settings: Settings) -> None:
+        super().__init__()
+        self.interactive = interactive
+        self.settings = settings
+        workspace = interactive.workspace
+        self.feed = EventFeed(self._wake)
+        self.transcript = Transcript(self._streamed_text, id="transcript")
+        self.composer = Composer(workspace, History(history_file(workspace)))
+        self.search_bar = SearchBar()
+        self.status = StatusLine(reduce_motion=settings.reduce_motion)
+        self.approvals = ApprovalQueue(self, self._set_mode, self._waiting_changed)
+        self.theme_problems = self._load_themes()
+        self._unsubscribe = self._subscribe(interactive.session)
+        self._flush_timer: Timer | None = None
+        self._last_flush = 0.0
+        self._deltas_seen = 0
+        self._flooding = False
+        self._interrupted = 0.0
+        self._query = ""
+        self._matches: list[int] = []
+        self._match = 0
+        interactive.on_switch.append(self._switched)
+
+    @property
+    def session(self) -> Session:
+        return self.interactive.session
+
+    def compose(self) -> ComposeResult:
+        yield self.transcript
+        yield self.search_bar
+        yield self.composer
+        yield self.status
+
+    async def on_mount(self) -> None:
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self._show_status()
+        await self.transcript.show(self.session.conversation.items)
+        for problem in self.theme_problems:
+            self.transcript.add_reply(problem, "warn")
+        self.composer.focus_input()
+        self._git_status()
+        self._warm_up(Palette.from_app(self))
+        if self.feed.dirty:  # events from before the app ran: their wake-up was refused
+            self._wake()
+        if not AgentApp._frozen:
+            # What is alive now (Textual, Rich, the conversation) lives as long as the
+            # process: keep it out of the collector's full passes, which pause frames.
+            gc.freeze()
+            AgentApp._frozen = True
+
+    @work(thread=True, group="warm-up")
+    def _warm_up(self, palette: Palette) -> None:
+        warm_up(palette)
+
+    # -- themes ----------------------------------------------------------------------
+
+    def _load_themes(self) -> list[str]:
+        loaded = themes.load_themes()
+        for theme in loaded.themes.values():
+            self.register_theme(theme)
+        self.theme = themes.choose_theme(self.settings.theme, self.available_themes)
+        return loaded.problems
+
+    def _theme_changed(self, _theme: Theme) -> None:
+        self.transcript.theme_changed()
+
+    def switch_theme(self, name: str) -> Reply:
+        if not name:
+            ours = [n for n in self.available_themes if n.startswith("agent-")]
+            others = sorted(n for n in self.available_themes if n not in ours)
+            listed = ", ".join(f"`{n}`" for n in [*sorted(ours), *others])
+            return Reply(
+                f"The theme is `{self.theme}`. Themes: {listed}. Switch with `/theme NAME`."
+            )
+        if name not in self.available_themes:
+            return Reply(f"There is no theme `{name}` — `/theme` lists them.", "warn")
+        self.theme = name
+        themes.remember_theme(name, self.settings.theme)
+        return Reply(f"Theme switched to `{name}`.")
+
+    # -- the session's events --------------------------------------------------------
+
+    def _subscribe(self, session: Session) -> Callable[[], None]:
+        self.feed = EventFeed(self._wake)
+        self._deltas_seen = 0
+        return session.events.subscribe(self.feed)
+
+    def close_feed(self) -> None:
+        """Stop listening to the session (the app has ended; the session goes on closing)."""
+        self._unsubscribe()
+        self._unsubscribe = lambda: None
+        self.interactive.on_switch.remove(self._switched)
+
+    def _streamed_text(self, item: AssistantItem) -> tuple[str, str, bool]:
+        return self.feed.streamed(item)
+
+    def _wake(self) -> None:
+        """The feed has news: flush at the next frame slot (never more than ~30 a second).
+
+        When text floods in (a replay, a very fast local model), frames come a little
+        less often: each one costs the same, and fewer leave more time to read the stream.
+        """
+        if self._flush_timer is None and self.is_running:
+            interval = FLOOD_FLUSH_SECONDS if self._flooding else FLUSH_SECONDS
+            delay = max(0.001, self._last_flush + interval - time.monotonic())
+            self._flush_timer = self.set_timer(delay, self._flush, name="flush")
+
+    def _flush(self) -> None:
+        self._flush_timer = None
+        self._last_flush = time.monotonic()
+        feed = self.feed
+        self._flooding = feed.deltas - self._deltas_seen >= FLOOD_DELTAS
+        self._deltas_seen = feed.deltas
+        batch = feed.take()
+        with self.batch_update():
+            self._apply(batch)
+        feed.commit(batch)
+
+    def _apply(self, batch: Batch) -> None:
+        if batch.started:
+            self.status.state = "running"
+        if batch.added:
+            self.transcript.added(batch.added)
+        for key, text in batch.text.items():
+            view = self.transcript.view(key)
+            if isinstance(view, AssistantView):
+                view.grow(text, batch.reasoning.pop(key, ""))
+        for key, reasoning in batch.reasoning.items():
+            view = self.transcript.view(key)
+            if isinstance(view, AssistantView):
+                view.grow("", reasoning)
+        for item in batch.updated.values():
+            view = self.transcript.view(item.id)
+            if isinstance(view, ToolCard) and isinstance(item, ToolItem):
+                view.update_item(item)
+            elif (
+                isinstance(view, AssistantView)
+                and isinstance(item, AssistantItem)
+                and not item.streaming
+            ):
+                view.complete(item)
+        for text, level in batch.notices:
+            self.notify(text, severity=SEVERITY.get(level, "information"))  # type: ignore[arg-type]
+        if batch.usage is not None:
+            self.status.tokens = batch.usage.input_tokens + batch.usage.output_tokens
+        if batch.round_usage is not None:
+            used = batch.round_usage
+            self.status.in_context = used.input_tokens + used.output_tokens
+        for request in batch.approvals:
+            self.approvals.add(request)
+        if batch.finished is not None:
+            self._run_finished(batch.finished)
+
+    def _run_finished(self, reason: str) -> None:
+        self.status.state = "idle"
+        self.status.mode = self.session.mode
+        self._git_status()
+        said = {"answered": "The answer is ready.", "stopped": "The run was stopped."}
+        self._attention(said.get(reason, f"The run ended ({reason.replace('_', ' ')})."))
+
+    def _attention(self, message: str) -> None:
+        """A bell and a toast when the person is elsewhere and wants to know (settings.notify)."""
+        if self.settings.notify and not self.app_focus:
+            self.bell()
+            self.notify(message, title="agent")
+
+    def _waiting_changed(self, waiting: bool) -> None:
+        if waiting:
+            self.status.state = "waiting"
+            self._attention("A call needs your approval.")
+        elif self.session.running:
+            self.status.state = "running"
+        self.status.mode = self.session.mode
+
+    def _set_mode(self, mode: str) -> None:
+        self.session.set_mode(mode)
+        self.status.mode = mode
+
+    # -- the status line ---------------------------------------------------------------
+
+    def _show_status(self) -> None:
+        conversation = self.session.conversation
+        status = self.status
+        status.set_workspace(self.interactive.workspace)
+        status.model = conversation.model
+        status.mode = self.session.mode
+        status.tokens = conversation.usage.input_tokens + conversation.usage.output_tokens
+        status.in_context = 0  # known after the next round
+        provider = self.settings.provider
+        status.context = (provider.context_window or 0) if provider else 0
+        status.state = "running" if self.session.running else "idle"
+
+    @work(thread=True, exclusive=True, group="git")
+    def _git_status(self) -> None:
+        """The branch and dirty state, from git in a thread (it may take a while)."""
+        from agent_cli.git import branch_status
+
+        found = branch_status(self.interactive.workspace)
+        branch = "" if found is None else found[0] + ("*" if found[1] else "")
+        self.call_from_thread(setattr, self.status, "branch", branch)
+
+    # -- sending -----------------------------------------------------------------------
+
+    @on(Composer.Send)
+    def _send(self, event: Composer.Send) -> None:
+        text = event.text
+        if text.startswith("/"):
+            self.composer.sent(text)
+            self._command(text)
+        elif self.session.running:
+            self.transcript.add_reply(
+                "A run is going on — wait for it, or stop it with Ctrl+C.", "warn"
+            )
+        else:
+            self.composer.sent(text)
+            self._run(text)
+
+    @work(group="run")
+    async def _run(self, text: str) -> None:
+        self.transcript.anchor()
+        try:
+            await self.session.send(text)
+        except AgentError as e:
+            self.transcript.add_reply(str(e), "error")
+
+    @work(group="command")
+    async def _command(self, line: str) -> None:
+        reply = await self.interactive.handle(line)
+        self.status.mode = self.session.mode  # /mode, /model and the like change these
+        self.status.model = self.session.conversation.model
+        action = reply.action
+        if action == "quit":
+            self.exit(0)
+            return
+        if action == "clear":
+            await self.transcript.clear_view()
+        elif action in ("new", "switched"):
+            await self._show_session()
+        elif action == "theme":
+            reply = self.switch_theme(reply.argument)
+        elif action == "pick_session" and self._pick_session():
+            return
+        if reply.text:
+            self.transcript.add_reply(reply.text, reply.level)
+
+    def _switched(self, session: Session) -> None:
+        """/new or /sessions replaced the session: listen to the new one."""
+        self._unsubscribe()
+        self._unsubscribe = self._subscribe(session)
+
+    async def _show_session(self) -> None:
+        self._query, self._matches = "", []
+        self._show_status()
+        await self.transcript.show(self.session.conversation.items)
+
+    def _pick_session(self) -> bool:
+        from agent_cli.frontends.tui.session_picker import SessionPicker
+
+        store = self.interactive.store
+        summaries = store.list(str(self.interactive.workspace)) if store else []
+        if not summaries:
+            return False
+
+        def chosen(conversation_id: str | None) -> None:
+            if conversation_id:
+                self._command(f"/sessions {conversation_id}")
+
+        self.push_screen(SessionPicker(summaries), callback=chosen)
+        return True
+
+    # -- keys --------------------------------------------------------------------------
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C: stop the run; when idle, clear the input, then quit on a second press."""
+        prompt = self.composer.input
+        if self.focused is prompt and prompt.selected_text:
+            self.copy_to_clipboard(prompt.selected_text)
+            return
+        if self.session.running:
+            self.session.stop()
+            self.status.state = "stopping"
+            return
+        if prompt.text:
+            prompt.set_text("")
+            return
+        now = time.monotonic()
+        if now - self._interrupted <= QUIT_SECONDS:
+            self.exit(0)
+            return
+        self._interrupted = now
+        self.status.hint = "Ctrl+C again to quit"
+        self.set_timer(QUIT_SECONDS, lambda: setattr(self.status, "hint", ""))
+
+    def action_search(self) -> None:
+        self.search_bar.open()
+
+    @on(SearchBar.Find)
+    async def _find(self, event: SearchBar.Find) -> None:
+        items = self.session.conversation.items
+        if event.query != self._query:
+            self._query = event.query
+            self._matches = find_all(items, event.query)
+            self._match = len(self._matches)
+        if not self._matches:
+            self.search_bar.show_count(0, 0)
+            return
+        self._match = (self._match + event.step) % len(self._matches)
+        await self.transcript.reveal(self._matches[self._match])
+        self.search_bar.show_count(self._match + 1, len(self._matches))
+
+    @on(SearchBar.Closed)
+    def _search_closed(self) -> None:
+        self.transcript.clear_found()
+        self.composer.focus_input()

@@ -1,0 +1,160 @@
+"""The input area: the text box, its completion menu and its history, working together."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import OptionList, TextArea
+
+from agent_cli.frontends.tui.completion import (
+    Token,
+    command_candidates,
+    file_candidates,
+    token_at,
+    walk_files,
+)
+from agent_cli.frontends.tui.completion_menu import CompletionMenu
+from agent_cli.frontends.tui.history import History
+from agent_cli.frontends.tui.prompt_input import PromptInput
+
+
+class Composer(Vertical):
+    """Posts `Send` with the text on Enter; the app calls `sent` if it took it."""
+
+    @dataclass
+    class Send(Message):
+        text: str
+
+    def __init__(self, workspace: Path, history: History) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.history = history
+        self.menu = CompletionMenu()
+        self.input = PromptInput(id="prompt")
+        self.files: list[str] | None = None  # the workspace's files, walked on the first "@"
+        self._token: Token | None = None
+        self._last: tuple[int, str] | None = None
+        self._recalled: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield self.menu
+        yield self.input
+
+    def focus_input(self) -> None:
+        self.input.focus()
+
+    def sent(self, text: str) -> None:
+        """The app took the text: remember it and empty the box."""
+        self.history.add(text)
+        self.input.set_text("")
+        self._last = None
+        self._close()
+
+    # -- history -------------------------------------------------------------------
+
+    @on(PromptInput.HistoryWalk)
+    def _walk(self, event: PromptInput.HistoryWalk) -> None:
+        event.stop()
+        entry = self.history.previous(self.input.text) if event.step < 0 else self.history.next()
+        if entry is not None:
+            self._recalled = entry  # no completion menu over a recalled message
+            self.input.set_text(entry)
+
+    @on(PromptInput.Submitted)
+    def _submitted(self, event: PromptInput.Submitted) -> None:
+        event.stop()
+        if event.text.strip():
+            self.post_message(self.Send(event.text.strip()))
+
+    # -- completion ----------------------------------------------------------------
+
+    @on(TextArea.Changed)
+    @on(TextArea.SelectionChanged)
+    def _text_changed(self) -> None:
+        self._complete()
+
+    def _complete(self) -> None:
+        """Open, update or close the menu for the token before the cursor."""
+        if self.input.text == self._recalled:
+            self._close()  # Up and Down keep walking the history
+            return
+        row, column = self.input.cursor_location
+        line = self.input.document.get_line(row)[:column]
+        if (row, line) == self._last:
+            return  # a text change and a cursor move report the same key twice
+        self._last = (row, line)
+        token = token_at(line)
+        if token is not None and token.kind == "command" and row != 0:
+            token = None  # a command is only a command on the first line
+        self._token = token
+        if token is None:
+            self._close()
+            return
+        if token.kind == "command":
+            candidates = command_candidates(token.query)
+        elif self.files is None:
+            self._walk_files()
+            return
+        else:
+            candidates = file_candidates(token.query, self.files)
+        self.menu.show(candidates)
+        self.input.completing = bool(candidates)
+
+    @work(exclusive=True, group="files")
+    async def _walk_files(self) -> None:
+        self.files = await asyncio.to_thread(walk_files, self.workspace)
+        self._last = None
+        self._complete()
+
+    def _close(self) -> None:
+        self.menu.hide()
+        self.input.completing = False
+
+    @on(PromptInput.MenuKey)
+    def _menu_key(self, event: PromptInput.MenuKey) -> None:
+        event.stop()
+        if event.key in ("up", "down"):
+            self.menu.move(-1 if event.key == "up" else 1)
+        elif event.key == "accept":
+            self._accept()
+        elif event.key == "enter":
+            self._enter()
+        else:
+            self._close()
+
+    @on(OptionList.OptionSelected)
+    def _clicked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.menu.highlighted = event.option_index
+        self._accept()
+        self.input.focus()
+
+    def _enter(self) -> None:
+        """Enter in the menu: a file is completed; a command is completed and, if it
+        needs no argument (or was typed out already), run."""
+        candidate, token = self.menu.chosen(), self._token
+        if token is None or candidate is None or token.kind != "command":
+            self._accept()
+            return
+        if self.input.text.strip() == candidate.value.strip():
+            self._close()
+            self.post_message(self.Send(self.input.text.strip()))
+            return
+        self._accept()
+        if candidate.runs:
+            self.post_message(self.Send(self.input.text.strip()))
+
+    def _accept(self) -> None:
+        candidate, token = self.menu.chosen(), self._token
+        self._close()
+        if candidate is None or token is None:
+            return
+        row, column = self.input.cursor_location
+        value = candidate.value if token.kind == "command" else candidate.value + " "
+        self.input.replace(value, (row, token.start), (row, column))

@@ -1,0 +1,76 @@
+"""The multi-line input: Enter sends, Shift+Enter or Ctrl+J adds a line.
+
+Up on the first line and Down on the last walk the history; while the
+completion menu is open, Up/Down/Tab/Enter/Escape drive the menu instead.
+The input only reports these keys as messages; `Composer` acts on them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import events
+from textual.message import Message
+from textual.widgets import TextArea
+
+NEWLINE_KEYS = ("shift+enter", "ctrl+j")
+MENU_KEYS = {"up": "up", "down": "down", "tab": "accept", "enter": "enter", "escape": "close"}
+
+
+class PromptInput(TextArea):
+    """A TextArea whose Enter sends instead of breaking the line."""
+
+    @dataclass
+    class Submitted(Message):
+        text: str
+
+    @dataclass
+    class HistoryWalk(Message):
+        step: int  # -1 older, +1 newer
+
+    @dataclass
+    class MenuKey(Message):
+        key: str  # "up", "down", "accept" (Tab), "enter" or "close"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(
+            id=id,
+            soft_wrap=True,
+            show_line_numbers=False,
+            tab_behavior="focus",
+            compact=True,
+            highlight_cursor_line=False,
+        )
+        self.completing = False  # the Composer sets this while its menu is open
+
+    async def _on_key(self, event: events.Key) -> None:
+        message = self._message_for(event.key)
+        if message is None:
+            await super()._on_key(event)
+            return
+        event.stop()
+        event.prevent_default()
+        if isinstance(message, str):
+            self.insert(message)
+        else:
+            self.post_message(message)
+
+    def _message_for(self, key: str) -> Message | str | None:
+        """What a key means here: a message to post, text to insert, or None (normal)."""
+        if self.completing and key in MENU_KEYS:
+            return self.MenuKey(MENU_KEYS[key])
+        if key == "enter":
+            return self.Submitted(self.text)
+        if key in NEWLINE_KEYS:
+            return "\n"
+        row = self.cursor_location[0]
+        if key == "up" and row == 0:
+            return self.HistoryWalk(-1)
+        if key == "down" and row == self.document.line_count - 1:
+            return self.HistoryWalk(+1)
+        return None
+
+    def set_text(self, text: str) -> None:
+        """Replace the text and put the cursor at its end."""
+        self.load_text(text)
+        self.move_cursor(self.document.end)

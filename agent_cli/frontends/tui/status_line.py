@@ -1,0 +1,94 @@
+"""The status line: workspace, git branch, model, mode, tokens, and the run's state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.timer import Timer
+from textual.widget import Widget
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPIN_SECONDS = 0.1
+
+
+def count_text(count: int) -> str:
+    return str(count) if count < 1000 else f"{count / 1000:.1f}k"
+
+
+class StatusLine(Widget):
+    """One line; each field is a reactive, and a spinner turns while a run goes on."""
+
+    workspace: reactive[str] = reactive("")
+    branch: reactive[str] = reactive("")  # "main" or "main*" (dirty); "" outside git
+    model: reactive[str] = reactive("")
+    mode: reactive[str] = reactive("")
+    tokens: reactive[int] = reactive(0)  # used by the whole conversation
+    in_context: reactive[int] = reactive(0)  # in the last round's request, 0 when unknown
+    context: reactive[int] = reactive(0)  # the model's context window, 0 when unknown
+    state: reactive[str] = reactive("idle")  # "idle", "running", "waiting", "stopping"
+    hint: reactive[str] = reactive("")  # a passing hint ("Ctrl+C again to quit")
+
+    def __init__(self, *, reduce_motion: bool) -> None:
+        super().__init__()
+        self.reduce_motion = reduce_motion
+        self._frame = 0
+        self._timer: Timer | None = None
+        self._key: tuple[object, ...] = ()
+        self._fields = Content("")
+
+    def watch_state(self, state: str) -> None:
+        if self.reduce_motion:
+            return
+        if state == "idle":
+            if self._timer is not None:
+                self._timer.pause()
+        elif self._timer is None:
+            self._timer = self.set_interval(SPIN_SECONDS, self._spin)
+        else:
+            self._timer.resume()
+
+    def _spin(self) -> None:
+        self._frame = (self._frame + 1) % len(SPINNER)
+        self.refresh()
+
+    def set_workspace(self, workspace: Path) -> None:
+        """The folder's name (the full path as a tooltip): short, and the same on every machine."""
+        self.workspace = workspace.name or str(workspace)
+        self.tooltip = str(workspace)
+
+    def render(self) -> Content:
+        # The spinner redraws this ten times a second: the rest is built once per change.
+        key = (self.workspace, self.branch, self.model, self.mode, self.tokens)
+        key += (self.in_context, self.context, self.hint)
+        if key != self._key:
+            self._key, self._fields = key, self._render_fields()
+        return Content("").join([self._fields, self._state(), self._hint()])
+
+    def _render_fields(self) -> Content:
+        parts: list[Content] = [Content.styled(self.workspace, "bold")]
+        if self.branch:
+            parts.append(Content.from_markup("[$foreground-muted] $branch", branch=self.branch))
+        parts.append(Content.from_markup("[$foreground-muted] · [/]$model", model=self.model))
+        mode = Content.from_markup("[$foreground-muted] · [/][b $accent]$mode", mode=self.mode)
+        parts.append(mode)
+        used = f"{count_text(self.tokens)} tokens"
+        if self.context and self.in_context:
+            used += f" · context {count_text(self.in_context)} / {count_text(self.context)}"
+        parts.append(Content.from_markup("[$foreground-muted] · $used", used=used))
+        parts.append(Content(" · "))
+        return Content("").join(parts)
+
+    def _hint(self) -> Content:
+        if not self.hint:
+            return Content("")
+        return Content.from_markup("  [$warning]$hint", hint=self.hint)
+
+    def _state(self) -> Content:
+        state = self.state
+        if state == "idle":
+            return Content.from_markup("[$foreground-muted]idle")
+        icon = "…" if self.reduce_motion else SPINNER[self._frame]
+        colour = "$warning" if state in ("waiting", "stopping") else "$accent"
+        return Content.from_markup(f"[{colour}]$icon $state", icon=icon, state=state)

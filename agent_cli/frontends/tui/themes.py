@@ -1,0 +1,199 @@
+"""Themes as data: TOML files in the top-level `themes/` folder and in the user's config.
+
+A theme file has `name`, `dark` (a boolean), the Textual theme colours
+(`primary`, `secondary`, `accent`, `foreground`, `background`, `surface`,
+`panel`, `success`, `warning`, `error`, `boost`) and optionally `syntax`, the
+Pygments style for code blocks and diffs. A file that does not parse or
+validate is skipped with a problem naming it; the others still load. A user
+theme with a bundled theme's name replaces it.
+
+Where the bundled files are: `themes/` at the repository root, found from this
+file in a source checkout and an editable install (`pip install -e .`, which
+runs the code in place). A wheel or an sdist carries them inside the package
+as `agent_cli/frontends/tui/bundled_themes/`: that folder is a symbolic link to
+the top-level one, which setuptools follows when it collects the package data
+(`**/*.toml`), so the files live in one place and ship without a build step.
+Each candidate must hold `agent-dark.toml`, so an unrelated `themes/` folder
+next to an installed package is never read.
+
+The chosen theme (`/theme NAME`) is kept in `data_dir()/tui.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from textual.color import Color, ColorParseError
+from textual.theme import Theme
+
+from agent_cli import paths
+
+DEFAULT_DARK = "agent-dark"
+DEFAULT_LIGHT = "agent-light"
+MARKER = f"{DEFAULT_DARK}.toml"
+BUNDLED_DIRS = (
+    Path(__file__).resolve().parents[3] / "themes",  # a source checkout or editable install
+    Path(__file__).resolve().parent / "bundled_themes",  # a wheel (package data)
+)
+COLOURS = (
+    "primary",
+    "secondary",
+    "accent",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "success",
+    "warning",
+    "error",
+    "boost",
+)
+CODE_THEMES: dict[str, str] = {}
+"""Pygments style per theme name, from each file's `syntax` (read by `markdown_render`)."""
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,40}")
+log = logging.getLogger(__name__)
+
+
+class ThemeFileError(ValueError):
+    """A theme file that cannot be used; the message names the file and the problem."""
+
+
+@dataclass
+class LoadedThemes:
+    themes: dict[str, Theme] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # one sentence per skipped file
+    origin: dict[str, Path] = field(default_factory=dict)
+
+
+def bundled_dir() -> Path | None:
+    return next((d for d in BUNDLED_DIRS if (d / MARKER).is_file()), None)
+
+
+def user_dir() -> Path:
+    return paths.config_dir() / "themes"
+
+
+def load_themes(folders: list[Path | None] | None = None) -> LoadedThemes:
+    """Every theme of these folders (default: the bundled ones, then the user's)."""
+    if folders is None:
+        folders = [bundled_dir(), user_dir()]
+    loaded = LoadedThemes()
+    for folder in folders:
+        if folder is None or not folder.is_dir():
+            continue
+        for path in sorted(folder.glob("*.toml")):
+            try:
+                theme, syntax = parse_theme_file(path)
+            except ThemeFileError as e:
+                loaded.problems.append(str(e))
+                continue
+            loaded.themes[theme.name] = theme
+            loaded.origin[theme.name] = path
+            if syntax:
+                CODE_THEMES[theme.name] = syntax
+    return loaded
+
+
+def parse_theme_file(path: Path) -> tuple[Theme, str]:
+    """(the Textual theme, its Pygments style or "") from one file, or ThemeFileError."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ThemeFileError(f"Theme file `{path}` could not be read: {e} — skipped.") from e
+    except tomllib.TOMLDecodeError as e:
+        raise ThemeFileError(f"Theme file `{path}` is not valid TOML ({e}) — skipped.") from e
+    return _validate(path, data)
+
+
+def _validate(path: Path, data: dict[str, Any]) -> tuple[Theme, str]:
+    def bad(problem: str) -> ThemeFileError:
+        return ThemeFileError(f"Theme file `{path}`: {problem} — skipped.")
+
+    name = data.get("name")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise bad('`name` must be a short lower-case name like "my-theme"')
+    dark = data.get("dark")
+    if not isinstance(dark, bool):
+        raise bad("`dark` must be true or false")
+    unknown = sorted(set(data) - {"name", "dark", "syntax", *COLOURS})
+    if unknown:
+        raise bad(f"unknown key(s) {', '.join(map(repr, unknown))}")
+    if "primary" not in data:
+        raise bad("`primary` is required")
+    colours: dict[str, str] = {}
+    for key in COLOURS:
+        if key in data:
+            value = data[key]
+            try:
+                if not isinstance(value, str):
+                    raise ColorParseError(f"{value!r} is not a string")
+                Color.parse(value)
+            except ColorParseError as e:
+                raise bad(f"`{key}` is not a colour ({e})") from e
+            colours[key] = value
+    syntax = data.get("syntax", "")
+    if not isinstance(syntax, str) or (syntax and not _pygments_style_exists(syntax)):
+        raise bad(f"`syntax` {syntax!r} is not a Pygments style")
+    return Theme(name=name, dark=dark, **colours), syntax
+
+
+def _pygments_style_exists(name: str) -> bool:
+    from pygments.styles import get_style_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        get_style_by_name(name)
+    except ClassNotFound:
+        return False
+    return True
+
+
+# -- the remembered choice -----------------------------------------------------------
+
+
+def prefs_file() -> Path:
+    return paths.data_dir() / "tui.json"
+
+
+def choose_theme(configured: str, available: dict[str, Theme]) -> str:
+    """The theme to start with.
+
+    The last `/theme` choice wins, unless the config's `theme` changed since it
+    was made (then the person edited the config on purpose, and that wins).
+    """
+    prefs = _read_prefs()
+    chosen = prefs.get("theme")
+    if configured and configured != prefs.get("config_theme"):
+        chosen = configured
+    if isinstance(chosen, str) and chosen in available:
+        return chosen
+    if configured in available:
+        return configured
+    return DEFAULT_DARK if DEFAULT_DARK in available else "textual-dark"
+
+
+def remember_theme(name: str, configured: str) -> None:
+    """Keep a `/theme` choice for the next start (best effort: a failure is only logged)."""
+    path = prefs_file()
+    data = {**_read_prefs(), "theme": name, "config_theme": configured}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(data), encoding="utf-8")
+        temporary.replace(path)
+    except OSError as e:
+        log.warning("could not keep the theme choice in %s: %s", path, e)
+
+
+def _read_prefs() -> dict[str, Any]:
+    try:
+        data = json.loads(prefs_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

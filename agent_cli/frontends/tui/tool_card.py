@@ -1,0 +1,117 @@
+"""A tool call: one line (icon, title, state) that expands to its result and diff."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.events import Click
+from textual.reactive import var
+from textual.widgets import Static
+
+from agent_cli.engine.items import ToolItem
+from agent_cli.frontends.tui.diff_view import DiffView
+
+RESULT_LINES = 400  # an expanded card shows this much of a result; search sees all of it
+STATES: dict[str, tuple[str, str]] = {  # state -> (icon, theme colour)
+    "composing": ("✎", "$foreground-muted"),
+    "running": ("▶", "$accent"),
+    "waiting": ("?", "$warning"),
+    "done": ("✓", "$success"),
+    "denied": ("⊘", "$warning"),
+    "error": ("✗", "$error"),
+}
+
+
+def size_text(count: int) -> str:
+    return f"{count} B" if count < 1024 else f"{count / 1024:.1f} KB"
+
+
+def state_text(item: ToolItem) -> str:
+    if item.state == "composing":
+        return f"composing · {size_text(item.bytes)}"
+    return item.state
+
+
+class ToolCard(Vertical, can_focus=True):
+    """Compact by default; Enter or a click shows the result and the diff."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "toggle", "expand", show=False),
+    ]
+    expanded: var[bool] = var(False, init=False)
+
+    def __init__(self, item: ToolItem) -> None:
+        # Classes given here, not added after: add_class before mounting restyles.
+        super().__init__(classes=f"-{item.state}")
+        self.item = item
+        self.header = Static(self._header(), classes="tool-header")
+        self.body = Vertical(classes="tool-body")  # mounted when first expanded
+        self._shown_state = item.state
+
+    def compose(self) -> ComposeResult:
+        yield self.header
+
+    def update_item(self, item: ToolItem) -> None:
+        """The item changed (state, title, bytes, result)."""
+        self.item = item
+        self.header.update(self._header())
+        if item.state != self._shown_state:
+            self.remove_class(f"-{self._shown_state}")
+            self.add_class(f"-{item.state}")
+            self._shown_state = item.state
+            if self.expanded:
+                self._fill_body()
+
+    def _header(self) -> Content:
+        item = self.item
+        icon, colour = STATES.get(item.state, ("•", "$foreground-muted"))
+        extra = f" · MCP {item.mcp}" if item.mcp else ""
+        if item.rule:
+            extra += f" · allowed by {item.rule}"
+        return Content.from_markup(
+            f"[{colour}]$icon[/] [b]$title[/b]  [$foreground-muted]$state$extra[/]",
+            icon=icon,
+            title=item.title or item.tool,
+            state=state_text(item),
+            extra=extra,
+        )
+
+    def action_toggle(self) -> None:
+        self.expanded = not self.expanded
+
+    def on_click(self, event: Click) -> None:
+        event.stop()
+        self.expanded = not self.expanded
+
+    def watch_expanded(self, expanded: bool) -> None:
+        self.set_class(expanded, "-expanded")
+        if expanded:
+            if not self.body.is_attached:
+                self.mount(self.body)
+            self._fill_body()
+        else:
+            self.body.remove_children()
+
+    def _fill_body(self) -> None:
+        item = self.item
+        self.body.remove_children()
+        widgets: list[Static | DiffView] = []
+        if item.args and item.state in ("composing", "error") and not item.result:
+            widgets.append(Static(Content(item.args), classes="tool-args"))
+        if item.result:
+            lines = item.result.split("\n")
+            shown = "\n".join(lines[:RESULT_LINES])
+            if len(lines) > RESULT_LINES:
+                shown += f"\n… {len(lines) - RESULT_LINES:,} more lines (Ctrl+F searches them)"
+            result = Static(Content(shown), classes="tool-result")
+            result.set_class(item.is_error, "-error")
+            widgets.append(result)
+        if item.diff:
+            widgets.append(DiffView(item.diff))
+        if not widgets:
+            widgets.append(Static(Content("(no result yet)"), classes="tool-result"))
+        self.body.mount_all(widgets)

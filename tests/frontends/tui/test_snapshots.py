@@ -1,0 +1,73 @@
+"""What the main screen looks like, in the default dark and light themes."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from agent_cli.engine.items import AssistantItem, NoticeItem, ToolItem, UserItem
+from agent_cli.frontends.interactive import Interactive
+from agent_cli.frontends.tui.app import AgentApp
+from agent_cli.settings import load_settings
+from tests.support.sessions import make_session
+
+ANSWER = """\
+The greeting comes from `greet()` in **src/app.py**:
+
+```python
+def greet(name: str) -> str:
+    return f"hello {name}"
+```
+
+To change it:
+
+1. edit the f-string
+2. run the tests"""
+
+DIFF = """\
+--- a/src/app.py
++++ b/src/app.py
+@@ -1,2 +1,2 @@
+ def greet(name: str) -> str:
+-    return f"hello {name}"
++    return f"hi {name}"
+"""
+
+
+def short_conversation_app(workspace: Path, theme: str) -> AgentApp:
+    session, _, _ = make_session(workspace, [])
+    conversation = session.conversation
+    conversation.model = "openai/m1"
+    conversation.items = [
+        UserItem("Where does the greeting come from?"),
+        AssistantItem(ANSWER, reasoning="Look for greet.", streaming=False),
+        ToolItem("read_file", "c1", title="Read src/app.py", state="done", result="1→def greet"),
+        ToolItem(
+            "edit_file",
+            "c2",
+            title="Edit src/app.py",
+            state="done",
+            result="Edited.",
+            diff=DIFF,
+        ),
+        ToolItem("exec_shell_command", "c3", title="Run pytest", state="denied"),
+        NoticeItem("The person said no to running pytest.", "warn"),
+    ]
+    interactive = Interactive(session, None, lambda c: session)
+    settings = dataclasses.replace(load_settings(workspace), reduce_motion=True, theme=theme)
+    return AgentApp(interactive, settings)
+
+
+@pytest.mark.parametrize("theme", ["agent-dark", "agent-light"])
+def test_main_screen(snap_compare, workspace: Path, theme: str):
+    app = short_conversation_app(workspace, theme)
+
+    async def expand_the_edit(pilot) -> None:
+        card = app.transcript.views[app.session.conversation.items[3].id]
+        card.expanded = True
+        await pilot.pause()
+        app.composer.focus_input()
+
+    assert snap_compare(app, terminal_size=(90, 40), run_before=expand_the_edit)

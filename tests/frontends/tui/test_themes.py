@@ -1,0 +1,91 @@
+"""Themes are data files: the bundled ones load, a bad one is named and skipped, /theme persists."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from agent_cli import paths
+from agent_cli.frontends.interactive import Interactive
+from agent_cli.frontends.tui import themes
+from agent_cli.frontends.tui.app import AgentApp
+from agent_cli.frontends.tui.notice_view import NoticeView
+from agent_cli.settings import Settings
+from tests.frontends.tui.support import SIZE, send, shown_text, until
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_the_bundled_themes_are_at_the_top_level_and_all_load():
+    assert themes.bundled_dir() == ROOT / "themes"
+    loaded = themes.load_themes([themes.bundled_dir()])
+    assert not loaded.problems
+    assert len(loaded.themes) >= 5
+    assert loaded.themes["agent-dark"].dark and not loaded.themes["agent-light"].dark
+    for theme in loaded.themes.values():
+        assert theme.primary and theme.background and theme.foreground, theme.name
+
+
+def test_the_package_carries_the_same_theme_files_for_a_wheel():
+    packaged = themes.BUNDLED_DIRS[1]
+    names = sorted(p.name for p in (ROOT / "themes").glob("*.toml"))
+    assert sorted(p.name for p in packaged.glob("*.toml")) == names
+    for name in names:
+        assert (packaged / name).read_bytes() == (ROOT / "themes" / name).read_bytes()
+
+
+def test_a_bad_theme_file_is_skipped_with_its_name(tmp_path: Path):
+    (tmp_path / "good.toml").write_text('name = "good"\ndark = true\nprimary = "#112233"\n')
+    (tmp_path / "broken.toml").write_text('name = "broken"\ndark = true\nprimary = "nope"\n')
+    (tmp_path / "syntax.toml").write_text("name = [\n")
+    loaded = themes.load_themes([tmp_path])
+    assert list(loaded.themes) == ["good"]
+    assert len(loaded.problems) == 2
+    assert any("broken.toml" in p and "`primary`" in p for p in loaded.problems)
+    assert any("syntax.toml" in p and "not valid TOML" in p for p in loaded.problems)
+
+
+async def test_a_user_theme_loads_and_a_bad_one_is_a_notice(
+    interactive: Interactive, settings: Settings
+):
+    folder = paths.config_dir() / "themes"
+    folder.mkdir(parents=True)
+    (folder / "mine.toml").write_text(
+        'name = "mine"\ndark = false\nprimary = "#AA3355"\nbackground = "#FFFFFF"\n'
+    )
+    (folder / "oops.toml").write_text('name = "oops"\ndark = "yes"\nprimary = "#000000"\n')
+    app = AgentApp(interactive, dataclasses.replace(settings, theme="mine"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.theme == "mine"
+        notices = shown_text(app.transcript.query_one(NoticeView))
+        assert "oops.toml" in notices and "dark must be" in notices
+
+
+async def test_theme_command_switches_and_the_choice_is_kept(
+    interactive: Interactive, settings: Settings
+):
+    app = AgentApp(interactive, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.theme == "agent-dark"
+        await send(pilot, app, "/theme")
+        await until(pilot, lambda: bool(app.transcript.query(NoticeView)))
+        await pilot.pause()
+        listed = shown_text(app.transcript.query(NoticeView).last())
+        assert "agent-light" in listed and "agent-nord" in listed
+        await send(pilot, app, "/theme agent-light")
+        await until(pilot, lambda: app.theme == "agent-light")
+    again = AgentApp(interactive, settings)
+    async with again.run_test(size=SIZE):
+        assert again.theme == "agent-light"
+
+
+def test_a_changed_config_theme_wins_over_the_remembered_choice():
+    available = themes.load_themes([themes.bundled_dir()]).themes
+    assert themes.choose_theme("", available) == "agent-dark"
+    themes.remember_theme("agent-nord", configured="")
+    assert themes.choose_theme("", available) == "agent-nord"
+    assert themes.choose_theme("agent-paper", available) == "agent-paper"
+    themes.remember_theme("agent-ember", configured="agent-paper")
+    assert themes.choose_theme("agent-paper", available) == "agent-ember"
+    assert themes.choose_theme("no-such-theme", available) == "agent-dark"
