@@ -20,6 +20,7 @@ import contextlib
 import json
 import re
 import socket
+import sys
 import threading
 from collections import deque
 from dataclasses import dataclass, field, replace
@@ -256,6 +257,11 @@ class _Server(ThreadingHTTPServer):
     interpreter's exit, yet they are tracked so that stop() can join every one."""
 
     state: _State
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client hanging up early (a stopped run, a benchmark) is normal here: no traceback."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         thread = threading.Thread(
