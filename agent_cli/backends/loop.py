@@ -439,23 +439,24 @@ class _RoundStream:
 
     def on(self, event: object) -> None:
         run = self.run
-        if type(event) is TextDelta:
+        kind = type(event)
+        if kind is TextDelta:  # the hot path: once per token
             item = self.assistant or self._start()
             self._text.append(event.text)
-            run.delta(item, text=event.text)
-        elif type(event) is ReasoningDelta:
+            run.delta(item, event.text)
+        elif kind is ReasoningDelta:
             item = self.assistant or self._start()
             self._reasoning.append(event.text)
-            run.delta(item, reasoning=event.text)
-        elif type(event) is ToolCallStarted:
+            run.delta(item, "", event.text)
+        elif kind is ToolCallStarted:
             self._call(event.index, event.id, event.name)
-        elif type(event) is ToolCallDelta:
+        elif kind is ToolCallDelta:
             self._grow(event.index, event.fragment)
-        elif type(event) is ToolCallFinished:
+        elif kind is ToolCallFinished:
             self._written(event)
-        elif type(event) is Usage:
+        elif kind is Usage:
             run.add_usage(event)
-        elif type(event) is Retrying:
+        elif kind is Retrying:
             run.notice(
                 f"The model service failed ({event.reason}); trying again in "
                 f"{event.delay:.1f} s (retry {event.attempt}).",

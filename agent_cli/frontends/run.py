@@ -45,15 +45,15 @@ class _Flusher:
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
-        self._pending = False
+        self.pending = False
 
     def soon(self) -> None:
-        if not self._pending:
-            self._pending = True
+        if not self.pending:
+            self.pending = True
             asyncio.get_running_loop().call_soon(self.now)
 
     def now(self) -> None:
-        self._pending = False
+        self.pending = False
         self.stream.flush()
 
 
@@ -87,9 +87,10 @@ class TextPrinter:
 
     def _write(self, text: str) -> None:
         self.out.write(text)
-        self._flush.soon()
+        if not self._flush.pending:
+            self._flush.soon()
         self._wrote_text = True
-        self._ends_with_newline = text.endswith("\n")
+        self._ends_with_newline = text[-1] == "\n"
 
     def _tool_line(self, item: ToolItem) -> None:
         """One line when a call starts, and one more if it ends denied or in error."""
