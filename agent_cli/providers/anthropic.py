@@ -34,7 +34,6 @@ from agent_cli.errors import ContextTooLong, ProviderError, ProviderHTTPError, P
 from agent_cli.providers.base import (
     Finished,
     Message,
-    ModelInfo,
     ReasoningDelta,
     Request,
     StreamEvent,
@@ -136,16 +135,6 @@ class AnthropicProvider(StreamingProvider):
 
     def _decoder(self) -> MessagesDecoder:
         return MessagesDecoder(self._where, self._redact)
-
-    def _model_infos(self, body: dict[str, Any]) -> list[ModelInfo]:
-        """`data[].id` of `GET /v1/models` (its first page: 20 models, more than enough)."""
-        models: dict[str, ModelInfo] = {}
-        for item in body.get("data") or ():
-            model_id = item.get("id") if isinstance(item, dict) else None
-            if isinstance(model_id, str) and model_id not in models:
-                extra = {key: value for key, value in item.items() if key != "id"}
-                models[model_id] = ModelInfo(model_id, None, extra)
-        return list(models.values())
 
 
 # -- stream decoding -------------------------------------------------------------------

@@ -153,7 +153,8 @@ class StreamingProvider:
         raise NotImplementedError
 
     def _model_infos(self, body: dict[str, Any]) -> list[ModelInfo]:
-        raise NotImplementedError
+        """The model list of `GET models_path`; every format so far shares one shape."""
+        return model_infos(body)
 
     # -- the Provider protocol ---------------------------------------------------
 
@@ -483,3 +484,22 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
                 pass
     except (TimeoutError, httpx.HTTPError):
         return  # the answer is whole; the connection is simply not reused
+
+
+def model_infos(body: dict[str, Any]) -> list[ModelInfo]:
+    """Unique models in listing order; the context window when the server says it."""
+    seen: dict[str, ModelInfo] = {}
+    for item in [*_listed(body.get("data")), *_listed(body.get("models"))]:
+        if not isinstance(item, dict):
+            continue
+        model_id = item.get("id") or item.get("model") or item.get("name")
+        if not isinstance(model_id, str) or model_id in seen:
+            continue
+        window = item.get("max_model_len") or item.get("context_length")
+        extra = {key: value for key, value in item.items() if key != "id"}
+        seen[model_id] = ModelInfo(model_id, window if type(window) is int else None, extra)
+    return list(seen.values())
+
+
+def _listed(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []

@@ -18,21 +18,16 @@ body sent and the events each stream frame becomes — is in `openai_wire`.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
-import httpx
-
-from agent_cli.providers.base import ModelInfo, Request
+from agent_cli.providers.base import Request
 from agent_cli.providers.http_common import (
-    DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_READ_TIMEOUT,
     STATUS_HINTS,
     StreamingProvider,
     is_context_refusal,
     tls_verification,
 )
-from agent_cli.providers.openai_wire import ChunkDecoder, encode_chat_request, model_infos
-from agent_cli.providers.retry import RetryPolicy
+from agent_cli.providers.openai_wire import ChunkDecoder, encode_chat_request
 
 __all__ = ["OpenAIProvider", "encode_chat_request", "is_context_refusal"]
 
@@ -60,36 +55,8 @@ class OpenAIProvider(StreamingProvider):
     # 529 is Anthropic's "overloaded"; here it is just another server failure.
     status_hints: ClassVar[dict[int, str]] = {k: v for k, v in STATUS_HINTS.items() if k != 529}
 
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str | None = None,
-        *,
-        name: str = "openai",
-        headers: dict[str, str] | None = None,
-        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        read_timeout: float = DEFAULT_READ_TIMEOUT,
-        retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        super().__init__(
-            base_url,
-            api_key,
-            name=name,
-            headers=headers,
-            connect_timeout=connect_timeout,
-            read_timeout=read_timeout,
-            retry=retry,
-            transport=transport,
-        )
-        self.name = name  # as given, even "" (the base class would put in `kind`)
-
     def _encode(self, request: Request) -> bytes:
         return encode_chat_request(request)
 
     def _decoder(self) -> ChunkDecoder:
         return ChunkDecoder(self._where, self._redact)
-
-    def _model_infos(self, body: dict[str, Any]) -> list[ModelInfo]:
-        """Model list from `data[]` (OpenAI) or `models[]` (llama.cpp, Ollama)."""
-        return model_infos(body)

@@ -19,7 +19,6 @@ from agent_cli.errors import ProviderError, ProviderHTTPError, ProviderProtocolE
 from agent_cli.providers.base import (
     Finished,
     Message,
-    ModelInfo,
     ReasoningDelta,
     Request,
     StreamEvent,
@@ -32,7 +31,7 @@ from agent_cli.providers.base import (
 )
 from agent_cli.providers.http_common import EXCERPT_LIMIT, error_text, parse_json
 
-__all__ = ["EXCERPT_LIMIT", "ChunkDecoder", "encode_chat_request", "error_text", "model_infos"]
+__all__ = ["EXCERPT_LIMIT", "ChunkDecoder", "encode_chat_request", "error_text"]
 
 DONE_SENTINEL = "[DONE]"
 CALL_ID_BYTES = 12  # random bytes in a made-up tool call id
@@ -264,22 +263,3 @@ def _usage(usage: dict[str, Any]) -> Usage:
 
 def _new_call_id() -> str:
     return "call_" + os.urandom(CALL_ID_BYTES).hex()
-
-
-def model_infos(body: dict[str, Any]) -> list[ModelInfo]:
-    """Unique models in listing order; the context window when the server says it."""
-    seen: dict[str, ModelInfo] = {}
-    for item in [*_list_of(body.get("data")), *_list_of(body.get("models"))]:
-        if not isinstance(item, dict):
-            continue
-        model_id = item.get("id") or item.get("model") or item.get("name")
-        if not isinstance(model_id, str) or model_id in seen:
-            continue
-        window = item.get("max_model_len") or item.get("context_length")
-        extra = {key: value for key, value in item.items() if key != "id"}
-        seen[model_id] = ModelInfo(model_id, window if type(window) is int else None, extra)
-    return list(seen.values())
-
-
-def _list_of(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []

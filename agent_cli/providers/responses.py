@@ -28,7 +28,6 @@ from agent_cli.errors import ContextTooLong, ProviderError, ProviderHTTPError, P
 from agent_cli.providers.base import (
     Finished,
     Message,
-    ModelInfo,
     ReasoningDelta,
     Request,
     StreamEvent,
@@ -77,19 +76,6 @@ class ResponsesProvider(StreamingProvider):
 
     def _decoder(self) -> ResponsesDecoder:
         return ResponsesDecoder(self._where, self._redact)
-
-    def _model_infos(self, body: dict[str, Any]) -> list[ModelInfo]:
-        """`data[].id` of `GET /models`, with vLLM's `max_model_len` as the context window."""
-        models: dict[str, ModelInfo] = {}
-        for item in body.get("data") or ():
-            model_id = item.get("id") if isinstance(item, dict) else None
-            if isinstance(model_id, str) and model_id not in models:
-                window = item.get("max_model_len")
-                extra = {key: value for key, value in item.items() if key != "id"}
-                models[model_id] = ModelInfo(
-                    model_id, window if type(window) is int else None, extra
-                )
-        return list(models.values())
 
 
 # -- stream decoding -------------------------------------------------------------------
