@@ -47,6 +47,7 @@ from agent_cli.providers.http_common import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_READ_TIMEOUT,
     EXCERPT_LIMIT,
+    PendingCall,
     StreamingProvider,
     error_text,
     is_context_refusal,
@@ -140,18 +141,6 @@ class AnthropicProvider(StreamingProvider):
 # -- stream decoding -------------------------------------------------------------------
 
 
-class _Call:
-    """A `tool_use` block being written: its call number, id, name and JSON so far."""
-
-    __slots__ = ("id", "index", "name", "parts")
-
-    def __init__(self, index: int, call_id: str, name: str) -> None:
-        self.index = index
-        self.id = call_id
-        self.name = name
-        self.parts: list[str] = []
-
-
 class MessagesDecoder:
     """Turns the SSE data payloads of one Messages answer into stream events.
 
@@ -162,8 +151,8 @@ class MessagesDecoder:
     def __init__(self, where: str, redact: Callable[[str], str]) -> None:
         self._where = where
         self._redact = redact
-        self._blocks: dict[int, _Call] = {}  # by content block index
-        self._calls: list[_Call] = []  # by call number
+        self._blocks: dict[int, PendingCall] = {}  # by content block index
+        self._calls: list[PendingCall] = []  # by call number
         self._usage: dict[str, int] = {}
         self.done = False
         self.finish_reason: str | None = None
@@ -253,7 +242,7 @@ class MessagesDecoder:
         kind = block["type"]
         if kind == "tool_use":
             call_id = block.get("id") or "call_" + os.urandom(CALL_ID_BYTES).hex()
-            call = _Call(len(self._calls), call_id, block.get("name") or "")
+            call = PendingCall(len(self._calls), call_id, block.get("name") or "")
             self._calls.append(call)
             self._blocks[index] = call
             self.produced = True

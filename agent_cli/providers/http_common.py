@@ -503,3 +503,15 @@ def model_infos(body: dict[str, Any]) -> list[ModelInfo]:
 
 def _listed(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+class PendingCall:
+    """A tool call being streamed: its number in the round, id, name and argument pieces."""
+
+    __slots__ = ("id", "index", "name", "parts")
+
+    def __init__(self, index: int, call_id: str, name: str) -> None:
+        self.index = index
+        self.id = call_id
+        self.name = name
+        self.parts: list[str] = []

@@ -39,6 +39,7 @@ from agent_cli.providers.base import (
 )
 from agent_cli.providers.http_common import (
     EXCERPT_LIMIT,
+    PendingCall,
     StreamingProvider,
     error_text,
     parse_json,
@@ -81,18 +82,6 @@ class ResponsesProvider(StreamingProvider):
 # -- stream decoding -------------------------------------------------------------------
 
 
-class _Call:
-    """A function call being written: its call number, call id, name and arguments so far."""
-
-    __slots__ = ("id", "index", "name", "parts")
-
-    def __init__(self, index: int, call_id: str, name: str) -> None:
-        self.index = index
-        self.id = call_id
-        self.name = name
-        self.parts: list[str] = []
-
-
 class ResponsesDecoder:
     """Turns the SSE data payloads of one Responses answer into stream events.
 
@@ -102,9 +91,9 @@ class ResponsesDecoder:
     def __init__(self, where: str, redact: Callable[[str], str]) -> None:
         self._where = where
         self._redact = redact
-        self._by_output: dict[int, _Call] = {}  # by output_index
-        self._by_item: dict[str, _Call] = {}  # by the output item's id
-        self._calls: list[_Call] = []  # by call number
+        self._by_output: dict[int, PendingCall] = {}  # by output_index
+        self._by_item: dict[str, PendingCall] = {}  # by the output item's id
+        self._calls: list[PendingCall] = []  # by call number
         self._usage: Usage | None = None
         self.done = False
         self.finish_reason: str | None = None
@@ -191,7 +180,7 @@ class ResponsesDecoder:
 
     def _start(self, output_index: object, item: dict[str, Any]) -> list[StreamEvent]:
         call_id = item.get("call_id") or item.get("id") or "call_" + os.urandom(CALL_ID_BYTES).hex()
-        call = _Call(len(self._calls), call_id, item.get("name") or "")
+        call = PendingCall(len(self._calls), call_id, item.get("name") or "")
         self._calls.append(call)
         if type(output_index) is int:
             self._by_output[output_index] = call
@@ -201,7 +190,7 @@ class ResponsesDecoder:
         events: list[StreamEvent] = [ToolCallStarted(call.index, call.id, call.name)]
         return events + self._whole(call, item.get("arguments"))
 
-    def _whole(self, call: _Call, arguments: object) -> list[StreamEvent]:
+    def _whole(self, call: PendingCall, arguments: object) -> list[StreamEvent]:
         """Arguments given whole (in `.done` or by servers that send no deltas): used only
         if no fragment came, so a call cut short keeps what was actually written."""
         if call.parts or not arguments:
@@ -210,7 +199,7 @@ class ResponsesDecoder:
         call.parts.append(text)
         return [ToolCallDelta(call.index, text)]
 
-    def _call_of(self, frame: dict[str, Any]) -> _Call | None:
+    def _call_of(self, frame: dict[str, Any]) -> PendingCall | None:
         call = self._by_output.get(frame.get("output_index"))  # type: ignore[arg-type]
         if call is None:
             call = self._by_item.get(frame.get("item_id") or "")
