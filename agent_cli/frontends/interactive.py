@@ -19,6 +19,12 @@ from agent_cli.engine.store import Store
 from agent_cli.errors import AgentError
 
 MODES = ("ask", "read-only", "full")
+# Folders `@path` completion never lists files from: tools', caches and builds.
+MENTION_SKIPPED_FOLDERS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", "build", "dist",
+     "target", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox", ".cache",
+     ".hypothesis", ".idea", ".next", ".gradle"}
+)  # fmt: skip
 NOT_YET = "`{name}` is not available yet in this version."
 
 Action = Literal["", "quit", "clear", "new", "switched", "theme", "pick_session"]

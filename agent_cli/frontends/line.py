@@ -38,18 +38,19 @@ from agent_cli.engine.session import Session
 from agent_cli.errors import AgentError
 from agent_cli.frontends import render
 from agent_cli.frontends.inline_approval import InlineApprover
-from agent_cli.frontends.interactive import COMMANDS, MODES, Command, Interactive
+from agent_cli.frontends.interactive import (
+    COMMANDS,
+    MENTION_SKIPPED_FOLDERS,
+    MODES,
+    Command,
+    Interactive,
+)
 
 log = logging.getLogger(__name__)
 
 WALK_LIMIT = 5000  # files listed for `@path` completion; a bigger tree is cut (breadth first)
 COMPLETIONS_SHOWN = 50
 INTERRUPTED = 130  # the exit code after Ctrl-C twice at an idle prompt
-SKIPPED_FOLDERS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", "build", "dist",
-     "target", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox", ".cache",
-     ".idea", ".next", ".gradle"}
-)  # fmt: skip
 MENTION = re.compile(r"(?:^|\s)@([^\s@]*)$")
 
 
@@ -79,7 +80,9 @@ def workspace_files(root: Path, limit: int = WALK_LIMIT) -> list[str]:
         for entry in entries:
             with contextlib.suppress(OSError):
                 if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in SKIPPED_FOLDERS and not entry.name.endswith(".egg-info"):
+                    if entry.name not in MENTION_SKIPPED_FOLDERS and not entry.name.endswith(
+                        ".egg-info"
+                    ):
                         folders.append(f"{folder}{entry.name}/")
                 elif entry.is_file():
                     found.append(f"{folder}{entry.name}")

@@ -13,26 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from agent_cli.frontends.interactive import COMMANDS
+from agent_cli.frontends.interactive import COMMANDS, MENTION_SKIPPED_FOLDERS
 
-SKIPPED = frozenset(
-    {
-        ".git",
-        "node_modules",
-        ".venv",
-        "venv",
-        "__pycache__",
-        "build",
-        "dist",
-        "target",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".tox",
-        ".cache",
-        ".hypothesis",
-    }
-)
 FILE_LIMIT = 20_000  # a walk stops here (a home folder started in by mistake)
 SHOWN = 8  # candidates in the menu
 _TOKEN = re.compile(r"(?:^|(?<=\s))@(\S*)$")
@@ -54,7 +36,9 @@ def walk_files(root: Path, limit: int = FILE_LIMIT) -> list[str]:
     """Workspace-relative paths with "/" separators, shallow folders first, capped."""
     found: list[str] = []
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not d.endswith(".egg-info"))
+        dirs[:] = sorted(
+            d for d in dirs if d not in MENTION_SKIPPED_FOLDERS and not d.endswith(".egg-info")
+        )
         relative = os.path.relpath(folder, root)
         prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
         for name in sorted(files):
