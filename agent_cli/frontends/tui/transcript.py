@@ -13,6 +13,7 @@ The view stays pinned to the bottom while the answer streams (Textual's
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from textual.containers import VerticalScroll
@@ -75,6 +76,9 @@ class Transcript(VerticalScroll):
         self._streamed = streamed
         self._loading = False
         self._found: Widget | None = None
+        # Paging and re-windowing await mounts; one at a time, or a page loaded
+        # while an insertion re-windows lands with stale indices.
+        self._moving = asyncio.Lock()
 
     @property
     def live(self) -> bool:
@@ -91,7 +95,8 @@ class Transcript(VerticalScroll):
         """
         self.items = items
         self.floor = 0
-        await self._window(max(0, len(items) - FIRST_PAINT), len(items))
+        async with self._moving:
+            await self._window(max(0, len(items) - FIRST_PAINT), len(items))
         self.anchor()
         if self.first > 0:
             self._loading = True
@@ -103,7 +108,8 @@ class Transcript(VerticalScroll):
     async def clear_view(self) -> None:
         """Empty the pane; the conversation is kept (and Ctrl+F still finds it)."""
         self.floor = len(self.items)
-        await self._window(self.floor, self.floor)
+        async with self._moving:
+            await self._window(self.floor, self.floor)
         self.anchor()
 
     async def _window(self, first: int, last: int) -> None:
@@ -136,6 +142,10 @@ class Transcript(VerticalScroll):
 
     async def _rewindow(self) -> None:
         """Mount the window again after an insertion moved the items under it."""
+        async with self._moving:
+            await self._rewindow_now()
+
+    async def _rewindow_now(self) -> None:
         size = max(PAGE, self.last - self.first)
         if self.last >= len(self.items) - 1:
             await self._window(max(self.floor, len(self.items) - size), len(self.items))
@@ -169,22 +179,26 @@ class Transcript(VerticalScroll):
     async def load_older(self, count: int = PAGE) -> None:
         """Mount `count` items before the window, keeping what is on screen where it is."""
         try:
-            start = max(self.floor, self.first - count)
-            if start >= self.first:
-                return
-            views = [self._view(item) for item in self.items[start : self.first]]
-            height = self.virtual_size.height
-            at_bottom = self.scroll_y >= self.max_scroll_y  # then the anchor keeps it there
-            first_child = self.children[0] if self.children else None
-            if first_child is None:
-                await self.mount_all(views)
-            else:
-                await self.mount_all(views, before=first_child)
-            self.first = start
-            if not at_bottom:
-                self.call_after_refresh(self._keep_position, height, self.scroll_y)
+            async with self._moving:
+                await self._mount_older(count)
         finally:
             self._loading = False
+
+    async def _mount_older(self, count: int) -> None:
+        start = max(self.floor, self.first - count)
+        if start >= self.first:
+            return
+        views = [self._view(item) for item in self.items[start : self.first]]
+        height = self.virtual_size.height
+        at_bottom = self.scroll_y >= self.max_scroll_y  # then the anchor keeps it there
+        first_child = self.children[0] if self.children else None
+        if first_child is None:
+            await self.mount_all(views)
+        else:
+            await self.mount_all(views, before=first_child)
+        self.first = start
+        if not at_bottom:
+            self.call_after_refresh(self._keep_position, height, self.scroll_y)
 
     def _keep_position(self, old_height: int, old_y: float) -> None:
         grown = self.virtual_size.height - old_height
@@ -193,10 +207,11 @@ class Transcript(VerticalScroll):
 
     async def load_newer(self) -> None:
         try:
-            end = min(len(self.items), self.last + PAGE)
-            views = [self._view(item) for item in self.items[self.last : end]]
-            self.last = end
-            await self.mount_all(views)
+            async with self._moving:
+                end = min(len(self.items), self.last + PAGE)
+                views = [self._view(item) for item in self.items[self.last : end]]
+                self.last = end
+                await self.mount_all(views)
         finally:
             self._loading = False
 
@@ -210,7 +225,8 @@ class Transcript(VerticalScroll):
         if not self.first <= index < self.last or item.id not in self.views:
             self.floor = 0
             first = max(0, index - PAGE // 2)
-            await self._window(first, min(len(self.items), first + PAGE))
+            async with self._moving:
+                await self._window(first, min(len(self.items), first + PAGE))
             self.release_anchor()
         view = self.views.get(item.id)
         if view is None:
