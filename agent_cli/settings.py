@@ -67,7 +67,28 @@ _PROVIDER_KEYS: dict[str, type | tuple[type, ...]] = {
     "api_key_env": str,
 }
 _RULE_KEYS: dict[str, type | tuple[type, ...]] = {"allow": list, "deny": list}
-_PROJECT_FORBIDDEN = ("mode", "providers", "rules.allow")
+# [agents.ID]: external ACP agents added to (or changing) the shipped catalog.
+_AGENT_KEYS: dict[str, type | tuple[type, ...]] = {
+    "name": str,
+    "command": str,
+    "args": list,
+    "needs": list,
+    "env": dict,
+    "install": str,
+}
+_SUBAGENT_KEYS: dict[str, type | tuple[type, ...]] = {"max_depth": int, "max_rounds": int}
+_PRICE_KEYS: dict[str, type | tuple[type, ...]] = {"input": (int, float), "output": (int, float)}
+_HOOK_KEYS: dict[str, type | tuple[type, ...]] = {
+    "command": str,
+    "timeout": (int, float),
+    "tools": list,
+}
+HOOK_EVENTS = ("user_prompt_submit", "pre_tool_use", "post_tool_use", "notification", "stop")
+DEFAULT_HOOK_TIMEOUT = 30.0
+DEFAULT_SUBAGENT_DEPTH = 3
+DEFAULT_SUBAGENT_ROUNDS = 50
+# An agent entry names a program to run: a cloned repository must not choose it.
+_PROJECT_FORBIDDEN = ("mode", "providers", "rules.allow", "agents")
 
 
 @dataclass(frozen=True)
@@ -91,6 +112,24 @@ PRESETS: dict[str, ProviderSettings] = {
     "ollama": ProviderSettings("ollama", "openai", "http://127.0.0.1:11434/v1"),
     "vllm": ProviderSettings("vllm", "openai", "http://127.0.0.1:8000/v1"),
 }
+
+
+@dataclass(frozen=True)
+class Hook:
+    """A command run at an event (SPEC reference: hooks), JSON of the event on stdin."""
+
+    command: str
+    timeout: float = DEFAULT_HOOK_TIMEOUT
+    tools: tuple[str, ...] = ()  # tool events only: names (fnmatch patterns); empty = all
+    source: str = ""  # the file it was read from
+
+
+@dataclass(frozen=True)
+class Price:
+    """What a model costs, in dollars per million tokens."""
+
+    input: float
+    output: float
 
 
 @dataclass(frozen=True)
@@ -119,6 +158,12 @@ class Settings:
     reduce_motion: bool = False  # no spinners or animation in the TUI
     notify: bool = True  # a desktop notification / bell when a run needs the person
     debug: bool = False
+    agents: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # [agents.ID]
+    hooks: Mapping[str, tuple[Hook, ...]] = field(default_factory=dict)  # user file: trusted
+    project_hooks: Mapping[str, tuple[Hook, ...]] = field(default_factory=dict)  # after a yes
+    subagent_depth: int = DEFAULT_SUBAGENT_DEPTH  # 0 turns the `task` tool off
+    subagent_rounds: int = DEFAULT_SUBAGENT_ROUNDS  # shared by the whole tree of children
+    prices: Mapping[str, Price] = field(default_factory=dict)  # model name → price
     warnings: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -170,6 +215,12 @@ def load_settings(
         reduce_motion=merged.get("reduce_motion", False),
         notify=merged.get("notify", True),
         debug=flags.debug,
+        agents=user.agents,
+        hooks=user.hooks,
+        project_hooks=project.hooks,
+        subagent_depth=merged.get("subagents.max_depth", DEFAULT_SUBAGENT_DEPTH),
+        subagent_rounds=merged.get("subagents.max_rounds", DEFAULT_SUBAGENT_ROUNDS),
+        prices={**user.prices, **project.prices},
         warnings=tuple(warnings),
         sources=sources,
     )
@@ -286,6 +337,9 @@ class _Layer:
     values: dict[str, Any] = field(default_factory=dict)
     providers: dict[str, ProviderSettings] = field(default_factory=dict)
     rules: dict[str, list[str]] = field(default_factory=dict)
+    agents: dict[str, dict[str, Any]] = field(default_factory=dict)
+    hooks: dict[str, tuple[Hook, ...]] = field(default_factory=dict)
+    prices: dict[str, Price] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -311,6 +365,21 @@ def _read_config(path: Path, project: bool, env: Mapping[str, str] | None = None
             layer.providers = _read_providers(bad, value, env if env is not None else _environ())
         elif key == "rules":
             layer.rules = _read_rules(bad, value, project, layer.warnings)
+        elif key == "agents":
+            layer.agents = _read_agents(bad, value)
+        elif key == "hooks":
+            layer.hooks = _read_hooks(bad, value, path)
+        elif key == "prices":
+            layer.prices = _read_prices(bad, value)
+        elif key == "subagents":
+            bad.check(key, value, dict)
+            for name, setting in value.items():
+                if name not in _SUBAGENT_KEYS:
+                    raise bad.error(f"subagents.{name}", "is not a sub-agent setting")
+                number = bad.check(f"subagents.{name}", setting, int)
+                if number < 0:
+                    raise bad.error(f"subagents.{name}", "must be 0 or more")
+                layer.values[f"subagents.{name}"] = number
         elif key in _TOP_KEYS:
             layer.values[key] = bad.check(key, value, _TOP_KEYS[key])
         else:
@@ -356,6 +425,69 @@ def _read_providers(
         )
         providers[name] = provider
     return providers
+
+
+def _read_agents(bad: _Checker, table: Any) -> dict[str, dict[str, Any]]:
+    bad.check("agents", table, dict)
+    agents: dict[str, dict[str, Any]] = {}
+    for agent_id, entry in table.items():
+        where = f"agents.{agent_id}"
+        bad.check(where, entry, dict)
+        for key, value in entry.items():
+            if key not in _AGENT_KEYS:
+                raise bad.error(f"{where}.{key}", "is not an agent setting")
+            bad.check(f"{where}.{key}", value, _AGENT_KEYS[key])
+        for key in ("args", "needs", "env"):
+            values = entry.get(key, ())
+            for item in values.values() if isinstance(values, dict) else values:
+                bad.check(f"{where}.{key}", item, str)
+        agents[agent_id] = dict(entry)
+    return agents
+
+
+def _read_hooks(bad: _Checker, table: Any, path: Path) -> dict[str, tuple[Hook, ...]]:
+    """`[hooks]`: each event a list of commands, or of tables {command, timeout, tools}."""
+    bad.check("hooks", table, dict)
+    hooks: dict[str, tuple[Hook, ...]] = {}
+    for event, entries in table.items():
+        where = f"hooks.{event}"
+        if event not in HOOK_EVENTS:
+            raise bad.error(where, f"is not a hook event (use {', '.join(HOOK_EVENTS)})")
+        bad.check(where, entries, list)
+        found = []
+        for entry in entries:
+            if isinstance(entry, str):
+                found.append(Hook(entry, source=str(path)))
+                continue
+            bad.check(where, entry, (str, dict))
+            for key, value in entry.items():
+                if key not in _HOOK_KEYS:
+                    raise bad.error(f"{where}.{key}", "is not a hook setting")
+                bad.check(f"{where}.{key}", value, _HOOK_KEYS[key])
+            if not entry.get("command"):
+                raise bad.error(where, "needs a command")
+            tools = tuple(bad.check(f"{where}.tools", t, str) for t in entry.get("tools", ()))
+            timeout = float(entry.get("timeout", DEFAULT_HOOK_TIMEOUT))
+            if timeout <= 0:
+                raise bad.error(f"{where}.timeout", "must be more than 0")
+            found.append(Hook(entry["command"], timeout, tools, str(path)))
+        hooks[event] = tuple(found)
+    return hooks
+
+
+def _read_prices(bad: _Checker, table: Any) -> dict[str, Price]:
+    """`[prices."MODEL"]` with `input` and `output` in dollars per million tokens."""
+    bad.check("prices", table, dict)
+    prices: dict[str, Price] = {}
+    for model, entry in table.items():
+        where = f"prices.{model}"
+        bad.check(where, entry, dict)
+        for key, value in entry.items():
+            if key not in _PRICE_KEYS:
+                raise bad.error(f"{where}.{key}", "is not a price (use input and output)")
+            bad.check(f"{where}.{key}", value, _PRICE_KEYS[key])
+        prices[model] = Price(float(entry.get("input", 0)), float(entry.get("output", 0)))
+    return prices
 
 
 def _read_rules(bad: _Checker, table: Any, project: bool, warnings: list[str]) -> dict:

@@ -198,3 +198,48 @@ def test_provider_models_and_headers_must_be_strings(tmp_path):
     user_config('[providers.work]\nbase_url = "http://h/v1"\nmodels = ["a", 3]\n')
     with pytest.raises(ConfigError, match=r"'providers\.work\.models'"):
         load_settings(tmp_path, environ={})
+
+
+def test_agent_hook_price_and_subagent_tables_are_read(tmp_path):
+    user_config(
+        '[agents.mine]\nname = "Mine"\ncommand = "mine-acp"\nargs = ["--stdio"]\n'
+        'needs = ["mine-acp"]\n\n'
+        '[hooks]\npre_tool_use = ["./check.sh", { command = "./slow.sh", timeout = 5, '
+        'tools = ["write_*"] }]\n\n'
+        '[prices."gpt-x"]\ninput = 2.5\noutput = 10\n\n'
+        "[subagents]\nmax_depth = 0\nmax_rounds = 9\n"
+    )
+    project_config(tmp_path, '[hooks]\nstop = ["notify-send done"]\n')
+    settings = load_settings(tmp_path, environ={})
+    assert settings.agents["mine"]["command"] == "mine-acp"
+    first, second = settings.hooks["pre_tool_use"]
+    assert first.command == "./check.sh" and first.timeout == 30.0
+    assert (second.timeout, second.tools) == (5.0, ("write_*",))
+    assert settings.project_hooks["stop"][0].command == "notify-send done"
+    assert "stop" not in settings.hooks  # project hooks are kept apart until trusted
+    assert (settings.prices["gpt-x"].input, settings.prices["gpt-x"].output) == (2.5, 10.0)
+    assert (settings.subagent_depth, settings.subagent_rounds) == (0, 9)
+
+
+def test_a_project_file_cannot_add_an_agent_program(tmp_path):
+    project_config(tmp_path, '[agents.opencode]\ncommand = "./evil"\n')
+    settings = load_settings(tmp_path, environ={})
+    assert settings.agents == {}
+    assert any("'agents' is ignored" in warning for warning in settings.warnings)
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('[hooks]\non_save = ["x"]\n', "hooks.on_save"),
+        ("[hooks]\npre_tool_use = [{ timeout = 3 }]\n", "hooks.pre_tool_use"),
+        ('[hooks]\nstop = [{ command = "x", timeout = 0 }]\n', "hooks.stop.timeout"),
+        ('[agents.x]\ncommand = ["a"]\n', "agents.x.command"),
+        ('[prices.m]\ninput = "cheap"\n', "prices.m.input"),
+        ("[subagents]\nmax_depth = -1\n", "subagents.max_depth"),
+    ],
+)
+def test_bad_new_tables_name_the_key(tmp_path, text, key):
+    user_config(text)
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        load_settings(tmp_path, environ={})
