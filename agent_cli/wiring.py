@@ -171,11 +171,31 @@ def build_session(
     model: ModelInfo,
     ask_trust: AskTrust | None = None,
 ) -> Session:
+    conversation.model = f"{provider.name}/{model.id}"
+
+    def backend(conversation: Conversation) -> Backend:
+        return builtin_backend(settings, conversation, provider, model, ask_trust)
+
+    return Session(conversation, backend, store)
+
+
+def builtin_backend(
+    settings: Settings,
+    conversation: Conversation,
+    provider: Provider,
+    model: ModelInfo,
+    ask_trust: AskTrust | None = None,
+) -> Backend:
+    """The built-in loop for a conversation, with every tool it may offer."""
     from agent_cli.backends.context import context_window
+    from agent_cli.backends.loop import BuiltinLoop, LoopSettings
+    from agent_cli.backends.prompt import SkillLine, system_prompt
     from agent_cli.policy.rules import RuleSet
+    from agent_cli.tools.base import ToolContext
+    from agent_cli.tools.builtin import builtin_tools
+    from agent_cli.tools.skills import Skills, use_skill_tool
     from agent_cli.tools.workspace import Workspace
 
-    conversation.model = f"{provider.name}/{model.id}"
     configured = settings.provider.context_window if settings.provider else None
     window = context_window(model.id, configured, model.context_window)
     workspace = Path(conversation.workspace)
@@ -184,31 +204,21 @@ def build_session(
         rules = RuleSet(confined, settings.allow, settings.deny, paths.data_dir() / "rules")
     except ValueError as e:
         raise ConfigError(f"A rule in the config is not valid: {e} — fix it.") from e
-
-    def backend(_conversation: Conversation) -> Backend:
-        from agent_cli.backends.loop import BuiltinLoop, LoopSettings
-        from agent_cli.backends.prompt import SkillLine, system_prompt
-        from agent_cli.tools.base import ToolContext
-        from agent_cli.tools.builtin import builtin_tools
-        from agent_cli.tools.skills import Skills, use_skill_tool
-
-        skills = Skills.discover(workspace)
-        tools = builtin_tools()
-        if skills.enabled():  # use_skill needs a switched-on skill (SPEC §7)
-            tools.add(use_skill_tool(skills))
-        lines = [SkillLine(name, description) for name, description in skills.prompt_lines()]
-        return BuiltinLoop(
-            provider=provider,
-            tools=tools,
-            context=ToolContext(confined),
-            settings=LoopSettings(model.id, workspace, settings.max_rounds, window),
-            system_prompt=lambda mode: system_prompt(workspace, mode, lines),
-            rules=rules,
-            checkpoint=checkpointer(workspace),
-            extra_tools=McpTools(workspace, ask_trust),
-        )
-
-    return Session(conversation, backend, store)
+    skills = Skills.discover(workspace)
+    tools = builtin_tools()
+    if skills.enabled():  # use_skill needs a switched-on skill (SPEC §7)
+        tools.add(use_skill_tool(skills))
+    lines = [SkillLine(name, description) for name, description in skills.prompt_lines()]
+    return BuiltinLoop(
+        provider=provider,
+        tools=tools,
+        context=ToolContext(confined),
+        settings=LoopSettings(model.id, workspace, settings.max_rounds, window),
+        system_prompt=lambda mode: system_prompt(workspace, mode, lines),
+        rules=rules,
+        checkpoint=checkpointer(workspace),
+        extra_tools=McpTools(workspace, ask_trust),
+    )
 
 
 async def open_interactive(

@@ -21,6 +21,12 @@ SUMMARIES = {
     "skills": "List, show, and switch on or off the skills the model may use.",
     "providers": "Model services: list them (presets included), add one with its key, remove one.",
     "models": "List the models the provider's server offers, with each one's context window.",
+    "agents": "Other coding agents (over ACP) a conversation can be handed to, and if installed.",
+    "acp": "Serve this agent over ACP on stdio, for editors such as Zed or Toad.",
+    "sessions": "Stored conversations: list them, show one's transcript, remove one.",
+    "config": "The settings: show the merged values and where each comes from, the file, edit it.",
+    "subagents": "Sub-agent definitions the model may hand focused work to with the task tool.",
+    "tasks": "Scheduled prompts: add, list, run, and the timer that runs what is due.",
 }
 
 
