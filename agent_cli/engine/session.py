@@ -15,8 +15,17 @@ from collections.abc import Awaitable, Callable
 
 from agent_cli.engine.approval import ApprovalRequest
 from agent_cli.engine.backend import Backend, BackendFactory, Run, RunResult, StopReason
-from agent_cli.engine.events import EventBus, NoticeEvent, RunFinished, RunStarted
-from agent_cli.engine.items import AssistantItem, Conversation, ToolItem, UserItem
+from agent_cli.engine.events import EventBus, ItemAdded, NoticeEvent, RunFinished, RunStarted
+from agent_cli.engine.handoff import transcript
+from agent_cli.engine.items import (
+    AssistantItem,
+    Conversation,
+    Item,
+    NoticeItem,
+    SummaryItem,
+    ToolItem,
+    UserItem,
+)
 from agent_cli.engine.store import Store
 from agent_cli.errors import AgentError, StoreError, UsageError
 
@@ -52,6 +61,11 @@ class Session:
         return self.conversation.mode
 
     @property
+    def backend(self) -> Backend | None:
+        """The backend of the last run (None before the first): for what only it knows."""
+        return self._backend
+
+    @property
     def pending_approvals(self) -> list[ApprovalRequest]:
         return list(self._run.pending) if self._run else []
 
@@ -60,6 +74,39 @@ class Session:
     def set_mode(self, mode: str) -> None:
         """Takes effect at the next call, even while a run waits."""
         self.conversation.mode = mode
+
+    async def switch_agent(self, agent: str) -> None:
+        """Hand the conversation to another agent ("builtin" or an ACP agent's id).
+
+        The old backend is closed; the new one starts with the next message and
+        gets a transcript of the work so far: an external agent in its first
+        prompt (see `handoff`), the built-in loop as a summary it reads instead
+        of the items before it.
+        """
+        if self.running:
+            raise UsageError("Wait for the run to finish (or stop it) before switching agents.")
+        conversation = self.conversation
+        if agent == conversation.agent:
+            return
+        previous = conversation.agent
+        if self._backend is not None:
+            backend, self._backend = self._backend, None
+            await backend.aclose()
+        conversation.agent, conversation.agent_session = agent, ""
+        worked = any(isinstance(item, UserItem) for item in conversation.items)
+        text = f"Handed over from {previous} to {agent}."
+        if worked:
+            text += " It gets a transcript of the work so far with the next message."
+        self._add(NoticeItem(text))
+        self.events.publish(NoticeEvent(text, "info"))
+        if agent == "builtin" and worked:
+            carried = transcript(conversation.items)
+            self._add(SummaryItem(carried, replaced=len(conversation.items)))
+        self.save()
+
+    def _add(self, item: Item) -> None:
+        self.conversation.items.append(item)
+        self.events.publish(ItemAdded(item))
 
     async def send(self, text: str) -> RunResult:
         """Append a user message and run the conversation until it stops."""
