@@ -98,7 +98,7 @@ class AnthropicProvider(StreamingProvider):
 
     kind = "anthropic"
     stream_path = "/v1/messages"
-    models_path = "/v1/models"
+    models_path = "/v1/models?limit=1000"  # the largest page: every model in one answer
     api_name = "the Anthropic Messages API"
     base_url_hint = "check the base URL (like https://api.anthropic.com)"
     fixed_headers: ClassVar[dict[str, str]] = {"anthropic-version": ANTHROPIC_VERSION}

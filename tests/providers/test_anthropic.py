@@ -431,4 +431,4 @@ async def test_base_url_with_v1_and_without_a_system_prompt(fake: FakeAnthropic)
 
 async def test_list_models(fake: FakeAnthropic, provider: AnthropicProvider) -> None:
     assert [m.id for m in await provider.list_models()] == ["claude-a", "claude-b"]
-    assert fake.paths == ["GET /v1/models"]
+    assert fake.paths == ["GET /v1/models?limit=1000"]  # one page holds every model

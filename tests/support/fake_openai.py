@@ -304,7 +304,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         state = self.server.state
         state.paths.append(f"GET {self.path}")
-        if self.path.rstrip("/") != "/v1/models":
+        if self.path.partition("?")[0].rstrip("/") != "/v1/models":
             self._send(_not_found(self.path))
             return
         with state.lock:
