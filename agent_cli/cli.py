@@ -33,6 +33,8 @@ def _app(argv: list[str]):  # -> typer.Typer; built on demand: `--version` skips
     app = typer.Typer(
         name="agent",
         help='A terminal coding agent. Run `agent run "..."` for a one-shot answer.',
+        epilog="Examples: agent · agent --plain · agent --agent opencode · "
+        'agent run "why does the test fail?" · cat log.txt | agent run "explain this error"',
         rich_markup_mode=None,
         pretty_exceptions_enable=False,
         add_completion=False,

@@ -43,3 +43,7 @@ def conversations_dir() -> Path:
 
 def credentials_file() -> Path:
     return data_dir() / "credentials.json"
+
+
+def tasks_file() -> Path:
+    return data_dir() / "tasks.json"

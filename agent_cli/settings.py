@@ -75,6 +75,7 @@ _AGENT_KEYS: dict[str, type | tuple[type, ...]] = {
     "needs": list,
     "env": dict,
     "install": str,
+    "gated": bool,
 }
 _SUBAGENT_KEYS: dict[str, type | tuple[type, ...]] = {"max_depth": int, "max_rounds": int}
 _PRICE_KEYS: dict[str, type | tuple[type, ...]] = {"input": (int, float), "output": (int, float)}
@@ -131,6 +132,9 @@ class Price:
     input: float
     output: float
 
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
+
 
 @dataclass(frozen=True)
 class Flags:
@@ -166,6 +170,10 @@ class Settings:
     prices: Mapping[str, Price] = field(default_factory=dict)  # model name → price
     warnings: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
+
+    def price_of(self, model: str) -> Price | None:
+        """The configured price of a model, by "provider/model" or the model's own name."""
+        return self.prices.get(model) or self.prices.get(model.partition("/")[2])
 
     def require_provider(self) -> ProviderSettings:
         if self.provider is None:

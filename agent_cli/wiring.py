@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,8 +19,9 @@ from agent_cli.providers.base import ModelInfo, Provider
 from agent_cli.settings import ProviderSettings, Settings
 
 if TYPE_CHECKING:
-    from agent_cli.frontends.interactive import Interactive
-    from agent_cli.tools.base import Tool
+    from agent_cli.backends.catalog import AgentSpec
+    from agent_cli.frontends.interactive import AgentChoice, Interactive
+    from agent_cli.tools.base import FileAccess, Tool
     from agent_cli.tools.mcp import McpServers
 
 
@@ -163,6 +164,65 @@ class McpTools:
             await self.servers.aclose()
 
 
+class Route:
+    """The built-in agent's provider and model: connected when first needed, switchable.
+
+    A conversation worked by an external agent never needs one, so
+    `agent --agent opencode` runs with no provider configured at all.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.provider: Provider | None = None
+        self.model: ModelInfo | None = None
+        self._models: list[ModelInfo] | None = None  # the server's list, asked once
+
+    @classmethod
+    def ready(cls, settings: Settings, provider: Provider, model: ModelInfo) -> Route:
+        route = cls(settings)
+        route.provider, route.model = provider, model
+        return route
+
+    async def get(self) -> tuple[Provider, ModelInfo]:
+        if self.provider is None:
+            self.provider = make_provider(self.settings.require_provider(), self.settings)
+        if self.model is None:
+            self.model = await choose_model(self.provider, self.settings)
+        return self.provider, self.model
+
+    async def models(self) -> list[ModelInfo]:
+        provider, _ = await self.get()
+        if self._models is None:
+            self._models = await provider.list_models()
+        return self._models
+
+    async def switch(self, name: str) -> ModelInfo:
+        """Use model `name` from the next run (its context window asked as at the start)."""
+        provider, _ = await self.get()
+        self.model = await choose_model(provider, replace(self.settings, model=name))
+        return self.model
+
+    @property
+    def label(self) -> str:
+        """The route as "provider/model" once connected, else the configured model."""
+        if self.provider is not None and self.model is not None:
+            return f"{self.provider.name}/{self.model.id}"
+        return self.settings.model
+
+    def context_window(self) -> int | None:
+        """The model's context window when it is known (not the loop's default guess)."""
+        from agent_cli.backends.context import known_context_window
+
+        if self.model is None:
+            return None
+        configured = self.settings.provider.context_window if self.settings.provider else None
+        return known_context_window(self.model.id, configured, self.model.context_window)
+
+    async def aclose(self) -> None:
+        if self.provider is not None:
+            await self.provider.aclose()
+
+
 def build_session(
     settings: Settings,
     conversation: Conversation,
@@ -171,12 +231,76 @@ def build_session(
     model: ModelInfo,
     ask_trust: AskTrust | None = None,
 ) -> Session:
-    conversation.model = f"{provider.name}/{model.id}"
+    """A session whose built-in agent uses this (already connected) provider and model."""
+    route = Route.ready(settings, provider, model)
+    return routed_session(settings, conversation, store, route, ask_trust)
 
-    def backend(conversation: Conversation) -> Backend:
-        return builtin_backend(settings, conversation, provider, model, ask_trust)
+
+def routed_session(
+    settings: Settings,
+    conversation: Conversation,
+    store: Store | None,
+    route: Route,
+    ask_trust: AskTrust | None = None,
+    files: FileAccess | None = None,
+) -> Session:
+    """A session whose backend follows `conversation.agent`: built-in, or an ACP agent."""
+    if route.provider is not None and conversation.agent == "builtin":
+        conversation.model = route.label
+
+    async def backend(conversation: Conversation) -> Backend:
+        if conversation.agent != "builtin":
+            return external_backend(settings, conversation)
+        provider, model = await route.get()
+        conversation.model = route.label
+        return builtin_backend(settings, conversation, provider, model, ask_trust, files)
 
     return Session(conversation, backend, store)
+
+
+def agent_spec(settings: Settings, agent: str) -> AgentSpec:
+    """The catalog entry for `agent`, installed; else a UsageError saying what to do."""
+    from agent_cli.backends.catalog import find_agent, load_catalog
+
+    spec = find_agent(load_catalog(settings.agents), agent)
+    missing = spec.missing()
+    if missing:
+        raise UsageError(spec.missing_message(missing))
+    return spec
+
+
+def check_agent(settings: Settings, agent: str) -> None:
+    """Fail early (before a conversation opens) for an unknown or missing agent."""
+    if agent != "builtin":
+        agent_spec(settings, agent)
+
+
+class Agents:
+    """The catalog as the interactive front ends' `/agent` sees it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def choices(self) -> list[AgentChoice]:
+        from agent_cli.backends.catalog import load_catalog
+        from agent_cli.frontends.interactive import AgentChoice
+
+        catalog = load_catalog(self.settings.agents)
+        return [
+            AgentChoice(spec.id, spec.name, tuple(spec.missing()), spec.install)
+            for spec in catalog.values()
+        ]
+
+    def check(self, agent: str) -> None:
+        check_agent(self.settings, agent)
+
+
+def external_backend(settings: Settings, conversation: Conversation) -> Backend:
+    from agent_cli.backends.external import ExternalAgent
+
+    spec = agent_spec(settings, conversation.agent)
+    workspace = Path(conversation.workspace)
+    return ExternalAgent(spec, workspace, checkpoint=checkpointer(workspace))
 
 
 def builtin_backend(
@@ -185,8 +309,13 @@ def builtin_backend(
     provider: Provider,
     model: ModelInfo,
     ask_trust: AskTrust | None = None,
+    files: FileAccess | None = None,
 ) -> Backend:
-    """The built-in loop for a conversation, with every tool it may offer."""
+    """The built-in loop for a conversation, with every tool it may offer.
+
+    `files`: where the file tools read and write (an editor's buffers over
+    ACP); the disk when None. Paths are confined to the workspace either way.
+    """
     from agent_cli.backends.context import context_window
     from agent_cli.backends.loop import BuiltinLoop, LoopSettings
     from agent_cli.backends.prompt import SkillLine, system_prompt
@@ -209,40 +338,88 @@ def builtin_backend(
     if skills.enabled():  # use_skill needs a switched-on skill (SPEC §7)
         tools.add(use_skill_tool(skills))
     lines = [SkillLine(name, description) for name, description in skills.prompt_lines()]
+    subagents = None
+    if settings.subagent_depth > 0:  # 0 turns sub-agents off: no task tool at all
+        from agent_cli.backends.subagent_definitions import discover
+        from agent_cli.backends.subagents import Subagents
+
+        definitions = discover(workspace)
+        subagents = Subagents(definitions, settings.subagent_depth, settings.subagent_rounds)
+        tools.add(subagents.tool())
+    hooks = None
+    if settings.hooks or settings.project_hooks:
+        from agent_cli.backends.hooks import Hooks
+
+        project_file = paths.project_config_file(workspace)
+
+        async def trust_hooks(entries: list) -> bool:
+            """The workspace's hooks run once the person trusted its config file, as for MCP."""
+            from agent_cli import mcp_config
+
+            if mcp_config.is_trusted(workspace, project_file):
+                return True
+            if ask_trust is None or not await ask_trust(project_file, entries):
+                return False
+            mcp_config.trust(workspace, project_file)
+            return True
+
+        hooks = Hooks(workspace, settings.hooks, settings.project_hooks, trust_hooks)
     return BuiltinLoop(
         provider=provider,
         tools=tools,
-        context=ToolContext(confined),
+        context=ToolContext(confined, files=files),
         settings=LoopSettings(model.id, workspace, settings.max_rounds, window),
         system_prompt=lambda mode: system_prompt(workspace, mode, lines),
         rules=rules,
         checkpoint=checkpointer(workspace),
         extra_tools=McpTools(workspace, ask_trust),
+        hooks=hooks,
+        subagents=subagents,
     )
 
 
 async def open_interactive(
-    settings: Settings, opening: Opening, mode: str, ask_trust: AskTrust | None = None
+    settings: Settings,
+    opening: Opening,
+    mode: str,
+    ask_trust: AskTrust | None = None,
+    agent: str | None = None,
 ) -> Interactive:
     """The current session and slash commands for the TUI or the line REPL.
 
-    The provider is shared by every session the front end opens (/new,
-    /sessions); close it with `interactive.aclose()`. `ask_trust` asks the
-    person before a workspace's own MCP servers may start.
+    The route (provider and model) is shared by every session the front end
+    opens (/new, /sessions); close it with `interactive.aclose()`. It connects
+    now when the conversation is the built-in agent's, so a server that does
+    not answer is said before the screen opens. `ask_trust` asks the person
+    before a workspace's own MCP servers may start.
     """
     from agent_cli.frontends.interactive import Interactive
 
     store = make_store()
     conversation = open_conversation(settings, store, opening, mode)
-    provider = make_provider(settings.require_provider(), settings)
+    route = Route(settings)
     try:
-        model = await choose_model(provider, settings)
+        if agent is not None:
+            check_agent(settings, agent)
+        if (agent or conversation.agent) == "builtin":
+            await route.get()
     except BaseException:
-        await provider.aclose()
+        await route.aclose()
         raise
     saving = store if opening.save else None
 
     def make(conversation: Conversation) -> Session:
-        return build_session(settings, conversation, saving, provider, model, ask_trust)
+        return routed_session(settings, conversation, saving, route, ask_trust)
 
-    return Interactive(make(conversation), saving, make, close=provider.aclose)
+    session = make(conversation)
+    if agent is not None:
+        await session.switch_agent(agent)
+    return Interactive(
+        session,
+        saving,
+        make,
+        close=route.aclose,
+        route=route,
+        agents=Agents(settings),
+        prices=settings.price_of,
+    )

@@ -18,11 +18,21 @@ RESULTS = {"PASS", "MISS", "info", "noisy"}  # not ERROR
 TIMEOUT_SECONDS = 120  # each script takes ~10 s with --quick; this only stops a hang
 
 EXPECTED_ROWS = {
+    "bench_acp.py": (
+        "prompt -> first chunk event, minus the agent's own time",
+        "prompt -> first chunk event",
+        "first message: start, initialize, session/new",
+    ),
     "bench_approval.py": ("finished call -> approval card event (1 MiB edit)",),
     "bench_providers.py": (
         "openai: per delta vs bare httpx reader",
         "anthropic: per delta vs bare httpx reader",
         "responses: per delta vs bare httpx reader",
+    ),
+    "bench_memory.py": (
+        "peak RSS growth after round 100 (200 rounds)",
+        "time per round, last tenth vs second tenth",
+        "slope of the time per round",
     ),
     "bench_context.py": ("token estimate, 5,000 items", "messages for the model, 5,000 items"),
     "bench_startup.py": (

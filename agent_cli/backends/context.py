@@ -13,6 +13,7 @@ service's own refusal is the final word.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 
@@ -50,15 +51,17 @@ KNOWN_WINDOWS = (
 
 def context_window(model: str, configured: int | None, served: int | None) -> int:
     """Config first, then what the server says, then the table, then a default."""
+    return known_context_window(model, configured, served) or DEFAULT_CONTEXT_WINDOW
+
+
+def known_context_window(model: str, configured: int | None, served: int | None) -> int | None:
+    """The window when config, the server or the table knows it (None: a guess would be shown)."""
     if configured:
         return configured
     if served:
         return served
     name = model.lower().rpartition("/")[2]
-    for prefix, window in KNOWN_WINDOWS:
-        if name.startswith(prefix):
-            return window
-    return DEFAULT_CONTEXT_WINDOW
+    return next((window for prefix, window in KNOWN_WINDOWS if name.startswith(prefix)), None)
 
 
 def sent_items(items: Sequence[Item]) -> Sequence[Item]:
@@ -104,6 +107,7 @@ def result_for_model(item: ToolItem) -> str:
     return cap_for_model(item.result, SHORTENED_CAP if item.shortened else MODEL_RESULT_CAP)
 
 
+@functools.lru_cache(maxsize=4096)  # every round sends every earlier call again
 def arguments_for_model(arguments: str) -> str:
     """Arguments as written when they are a JSON object, else `{}` (SPEC §4)."""
     try:

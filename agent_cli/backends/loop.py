@@ -4,6 +4,12 @@ run → round (ask the model, stream its answer into items) → dispatch the
 calls under the policy → append the results → the next round, until an
 answer calls no tool or a limit stops it. The loop knows the provider only
 through the `Provider` protocol and tools only through the registry.
+
+A sub-agent (the `task` tool, backends/subagents.py) is another BuiltinLoop
+working inside its parent's run: its items join the same conversation with
+`parent` set to the `task` item's id (`scope`), and each loop sends its model
+only the items of its own scope. Hooks (backends/hooks.py) run around the
+run and each call when configured.
 """
 
 from __future__ import annotations
@@ -11,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from agent_cli.backends.context import (
     DEFAULT_CONTEXT_WINDOW,
@@ -23,24 +30,14 @@ from agent_cli.backends.context import (
     shorten_oldest,
     to_messages,
 )
+from agent_cli.backends.round_stream import RoundStream
 from agent_cli.engine.approval import ApprovalRequest, Decision
 from agent_cli.engine.backend import Run, RunResult, StopReason
-from agent_cli.engine.items import AssistantItem, SummaryItem, ToolCall, ToolItem
+from agent_cli.engine.items import Item, SummaryItem, ToolItem, UserItem
 from agent_cli.errors import AgentError, ContextTooLong, ProviderHTTPError, ToolError
 from agent_cli.policy.modes import Verdict, decide, offered
 from agent_cli.policy.rules import RuleSet, suggest_rule
-from agent_cli.providers.base import (
-    Message,
-    Provider,
-    ReasoningDelta,
-    Request,
-    Retrying,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    Usage,
-)
+from agent_cli.providers.base import Message, Provider, Request, TextDelta
 from agent_cli.providers.local_hints import tools_unsupported, tools_unsupported_notice
 from agent_cli.tools.base import (
     STORED_RESULT_CAP,
@@ -51,8 +48,11 @@ from agent_cli.tools.base import (
     ToolContext,
     ToolRegistry,
     ToolResult,
-    partial_arguments,
 )
+
+if TYPE_CHECKING:
+    from agent_cli.backends.hooks import Hooks
+    from agent_cli.backends.subagents import Subagents
 
 # Records the workspace before a change: (conversation id, label) → notices.
 Checkpoint = Callable[[str, str], Awaitable[list[str]]]
@@ -84,10 +84,18 @@ class ContextFull(AgentError):
 
 
 SAME_FAILURE_LIMIT = 3
-# While a call is being written, its card is updated at most once per this many bytes.
-COMPOSING_UPDATE_BYTES = 512
-# Titles are recomputed from partial arguments only while they are this short.
-TITLE_SCAN_LIMIT = 4096
+
+
+class Call(NamedTuple):
+    """One call being run, lent to its tool as `ToolContext.extra[CALL]` (the `task` tool
+    starts its sub-agent inside the loop and run that called it)."""
+
+    loop: BuiltinLoop
+    run: Run
+    item: ToolItem
+
+
+CALL = "call"
 
 
 class LoopSettings(NamedTuple):
@@ -110,6 +118,8 @@ class BuiltinLoop:
         rules: RuleSet | None = None,
         checkpoint: Checkpoint | None = None,
         extra_tools: ToolSource | None = None,
+        hooks: Hooks | None = None,
+        subagents: Subagents | None = None,
     ) -> None:
         self.provider = provider
         self.tools = tools
@@ -123,35 +133,79 @@ class BuiltinLoop:
         self._extra_source = extra_tools
         self._shortened_notice = False
         self._no_tools = False  # the server refused tools: rounds go without them
+        self.hooks = hooks
+        self.subagents = subagents
+        # The id of the `task` item this loop works for ("" for the conversation's own loop);
+        # its items carry it as `parent`, and its model reads only those.
+        self.scope = ""
 
     async def aclose(self) -> None:
         """End the MCP servers; the provider is shared and closed by whoever made it."""
+        if self.hooks is not None:
+            await self.hooks.aclose()
         if self._extra_source is not None:
             await self._extra_source.aclose()
 
     async def run(self, run: Run) -> RunResult:
+        hooks = None if self.scope else self.hooks  # a sub-agent's run is part of its parent's
+        if not self.scope and self.subagents is not None:
+            self.subagents.start_tree()
+        if hooks is None:
+            return await self._rounds(run)
+        await hooks.prepare(run)
+        last = run.conversation.items[-1] if run.conversation.items else None
+        if isinstance(last, UserItem):
+            await hooks.user_prompt_submit(run, last.text)
+        try:
+            result = await self._rounds(run)
+        except asyncio.CancelledError:
+            await hooks.aclose()  # a stop: no stop hook, notification hooks are ended
+            raise
+        except AgentError as e:
+            await hooks.drain()  # the stop hook is the run's last event
+            await hooks.stop(run, StopReason.ERROR.value, str(e))
+            raise
+        await hooks.drain()
+        await hooks.stop(run, result.reason.value)
+        return result
+
+    async def _rounds(self, run: Run) -> RunResult:
         await self._load_extra_tools(run)
         system = self.system_prompt(run.mode)  # once per message: byte-identical rounds
         failures = _FailureTracker()
         for _ in range(self.settings.max_rounds):
+            if self.subagents is not None and not self.subagents.take_round():
+                self._warn(run, self.subagents.budget_notice())
+                return RunResult(StopReason.ROUND_LIMIT)
             run.rounds += 1
             calls = await self._round(run, system)
             if not calls:
                 return RunResult(StopReason.ANSWERED)
             await self._dispatch(run, calls)
             if failures.repeated(calls):
-                run.notice(
+                self._warn(
+                    run,
                     f"Stopped: the same call failed the same way {SAME_FAILURE_LIMIT} times in a "
                     "row. Say how to go on, or change the request.",
-                    "warn",
                 )
                 return RunResult(StopReason.REPEATED_FAILURE)
-        run.notice(
+        self._warn(
+            run,
             f"Stopped after {self.settings.max_rounds} rounds, the limit for one message. "
             "Send another message to let it go on.",
-            "warn",
         )
         return RunResult(StopReason.ROUND_LIMIT)
+
+    def _warn(self, run: Run, text: str) -> None:
+        """A warning notice, which the notification hooks hear of."""
+        run.notice(text, "warn")
+        if self.hooks is not None:
+            self.hooks.notify(run, {"kind": "notice", "level": "warn", "text": text})
+
+    def _items(self, run: Run) -> list[Item]:
+        """The items of this loop's scope: all its model reads of the conversation."""
+        scope = self.scope
+        return [item for item in run.conversation.items if item.parent == scope]
 
     async def _load_extra_tools(self, run: Run) -> None:
         """Add MCP servers' tools the first time a run may offer them (never in read-only)."""
@@ -162,12 +216,10 @@ class BuiltinLoop:
         taken = {t.name for t in tools}
         more, notices = await source.tools()
         for text in notices:
-            run.notice(text, "warn")
+            self._warn(run, text)
         for tool in more:
             if tool.name in taken:
-                run.notice(
-                    f"The tool {tool.name!r} is left out: a tool of that name exists.", "warn"
-                )
+                self._warn(run, f"The tool {tool.name!r} is left out: a tool of that name exists.")
                 continue
             taken.add(tool.name)
             tools.append(tool)
@@ -183,20 +235,20 @@ class BuiltinLoop:
         shortened, one at a time, until it fits or nothing is left to shorten.
         """
         specs = () if self._no_tools else tuple(t.spec for t in offered(self.tools, run.mode))
-        items = run.conversation.items
+        items = self._items(run)
         window = self.settings.context_window
         while not fits(estimate(system, items, _size(specs)), window):
-            self._shorten(run)
+            self._shorten(run, items)
         while True:
             request = Request(self.settings.model, system, to_messages(items), specs)
-            stream = _RoundStream(run, self.tools)
+            stream = RoundStream(run, self.tools, lambda text: self._warn(run, text))
             try:
                 async for event in self.provider.stream(request):
                     stream.on(event)
             except ContextTooLong:
                 if stream.assistant is not None:
                     raise
-                self._shorten(run)
+                self._shorten(run, items)
                 continue
             except ProviderHTTPError as e:
                 if (
@@ -207,14 +259,14 @@ class BuiltinLoop:
                     raise
                 # llama.cpp without --jinja (and the like): go on without tools, and say so.
                 self._no_tools, specs = True, ()
-                run.notice(tools_unsupported_notice(getattr(self.provider, "base_url", "")), "warn")
+                self._warn(run, tools_unsupported_notice(getattr(self.provider, "base_url", "")))
                 continue
             finally:
                 stream.sync()  # a stop or a broken stream keeps the text that arrived
             return stream.finish()
 
-    def _shorten(self, run: Run) -> None:
-        if shorten_oldest(run.conversation.items) is None:
+    def _shorten(self, run: Run, items: list[Item]) -> None:
+        if shorten_oldest(items) is None:
             raise ContextFull(
                 "The conversation no longer fits the model's context window — run /compact "
                 "(or agent run --continue --compact) to summarise it, or start a new one."
@@ -228,7 +280,7 @@ class BuiltinLoop:
 
     async def compact(self, run: Run, focus: str) -> RunResult:
         """Summarise the older items into one; they stay stored but are no longer sent."""
-        items = run.conversation.items
+        items = self._items(run)
         cut = compaction_cut(items, KEEP_TURNS)
         if cut == 0:
             run.notice("Nothing to compact yet: the conversation is still short.")
@@ -243,11 +295,13 @@ class BuiltinLoop:
                     if type(event) is TextDelta:
                         parts.append(event.text)
             except ContextTooLong:
-                self._shorten(run)
+                self._shorten(run, items)
                 continue
             break
         replaced = len(sent_items(items[:cut]))
-        run.insert(cut, SummaryItem("".join(parts).strip(), replaced))
+        # Sub-agents' items may sit between this level's: stand before the same item in the list.
+        at = next(i for i, item in enumerate(run.conversation.items) if item is items[cut])
+        run.insert(at, SummaryItem("".join(parts).strip(), replaced))
         run.notice(
             f"Compacted {replaced} earlier items into a summary; they are kept but no longer sent."
         )
@@ -288,6 +342,10 @@ class BuiltinLoop:
                 f"Not done: the {tool.name} call's {e}. Call it again with complete, valid "
                 "JSON arguments.",
             )
+        if self.hooks is not None:
+            blocked = await self.hooks.pre_tool_use(run, item, args)
+            if blocked is not None:
+                return _finish(run, item, ToolResult(blocked, is_error=True), "denied")
         verdict = decide(tool, args, run.mode, self.settings.workspace, self.rules)
         if verdict.verdict is Verdict.REFUSE:
             return _finish(run, item, ToolResult(verdict.reason, is_error=True), "denied")
@@ -331,6 +389,8 @@ class BuiltinLoop:
                 suggested_rule=suggested,
                 proposed=change.after if change else None,
             )
+            if self.hooks is not None:
+                self.hooks.approval(run, item, kind)
             decision = await run.ask(request)
             if not decision.allowed:
                 reason = f" They said: {decision.reason}" if decision.reason else ""
@@ -361,14 +421,17 @@ class BuiltinLoop:
                 for text in await self.checkpoint(run.conversation.id, item.title or tool.name):
                     if text not in self._checkpoint_notices:
                         self._checkpoint_notices.add(text)
-                        run.notice(text, "warn")
+                        self._warn(run, text)
             if outcome.change is not None:
                 result = await _apply(self.context, outcome.change, outcome.decision)
             else:
-                result = await tool.run(self.context, args)
+                extra = {**self.context.extra, CALL: Call(self, run, item)}
+                result = await tool.run(replace(self.context, extra=extra), args)
         except (ArgumentError, OSError, ValueError, ToolError) as e:
             result = ToolResult(f"{tool.name} failed: {e}", is_error=True)
         _finish(run, item, result, "error" if result.is_error else "done")
+        if self.hooks is not None:
+            await self.hooks.post_tool_use(run, item, args)
 
 
 class Outcome(NamedTuple):
@@ -420,114 +483,6 @@ def _diff(proposed: str, accepted: str, path: str) -> str:
 
 def _numbers(values: list[int]) -> str:
     return ", ".join(str(v) for v in values) or "none"
-
-
-class _RoundStream:
-    """Turns one round's stream events into items as they arrive."""
-
-    def __init__(self, run: Run, tools: ToolRegistry) -> None:
-        self.run = run
-        self.tools = tools
-        self.assistant: AssistantItem | None = None
-        self.calls: dict[int, ToolItem] = {}
-        self._reported: dict[int, int] = {}
-        # Deltas are collected and joined when the text is needed: `item.text += delta`
-        # copies the whole answer on every token, which grows with its square.
-        self._text: list[str] = []
-        self._reasoning: list[str] = []
-        self._args: dict[int, list[str]] = {}
-
-    def on(self, event: object) -> None:
-        run = self.run
-        kind = type(event)
-        if kind is TextDelta:  # the hot path: once per token
-            item = self.assistant or self._start()
-            self._text.append(event.text)
-            run.delta(item, event.text)
-        elif kind is ReasoningDelta:
-            item = self.assistant or self._start()
-            self._reasoning.append(event.text)
-            run.delta(item, "", event.text)
-        elif kind is ToolCallStarted:
-            self._call(event.index, event.id, event.name)
-        elif kind is ToolCallDelta:
-            self._grow(event.index, event.fragment)
-        elif kind is ToolCallFinished:
-            self._written(event)
-        elif kind is Usage:
-            run.add_usage(event)
-        elif kind is Retrying:
-            run.notice(
-                f"The model service failed ({event.reason}); trying again in "
-                f"{event.delay:.1f} s (retry {event.attempt}).",
-                "warn",
-            )
-
-    def sync(self) -> None:
-        """Bring the assistant item's text and reasoning up to date with the deltas."""
-        if self.assistant is not None:
-            self.assistant.text = "".join(self._text)
-            self.assistant.reasoning = "".join(self._reasoning)
-        for index, item in self.calls.items():
-            if item.state == "composing" and self._args[index]:
-                item.args = "".join(self._args[index])
-
-    def finish(self) -> list[ToolItem]:
-        if self.assistant is not None:
-            self.assistant.streaming = False
-            self.run.update(self.assistant, save=True)
-        return [self.calls[i] for i in sorted(self.calls)]
-
-    def _start(self) -> AssistantItem:
-        self.assistant = AssistantItem()
-        self.run.add(self.assistant)
-        return self.assistant
-
-    def _call(self, index: int, call_id: str, name: str) -> ToolItem:
-        if self.assistant is None:
-            self._start()
-        self.sync()
-        item = ToolItem(tool=name, call_id=call_id, title=self._title(name, ""))
-        tool = self.tools.get(name)
-        item.mcp = tool.mcp if tool else ""
-        item.read_only_hint = getattr(tool, "read_only_hint", None)
-        self.calls[index] = item
-        self._reported[index] = 0
-        self._args[index] = []
-        self.run.add(item)
-        return item
-
-    def _grow(self, index: int, fragment: str) -> None:
-        item = self.calls.get(index)
-        if item is None:
-            return
-        self._args[index].append(fragment)
-        item.bytes += len(fragment.encode())
-        if item.bytes - self._reported[index] >= COMPOSING_UPDATE_BYTES or item.bytes < 256:
-            self._reported[index] = item.bytes
-            if item.bytes < TITLE_SCAN_LIMIT:
-                item.args = "".join(self._args[index])
-                item.title = self._title(item.tool, item.args)
-            self.run.update(item)
-
-    def _written(self, event: ToolCallFinished) -> None:
-        item = self.calls.get(event.index) or self._call(event.index, event.id, event.name)
-        item.args = event.arguments
-        self._args[event.index] = []  # the whole text is here now
-        item.bytes = len(event.arguments.encode())
-        item.title = self._title(item.tool, event.arguments)
-        assert self.assistant is not None
-        self.assistant.tool_calls.append(ToolCall(item.call_id, item.tool, event.arguments))
-        self.run.update(item)
-
-    def _title(self, name: str, arguments: str) -> str:
-        tool = self.tools.get(name)
-        if tool is None:
-            return name
-        try:
-            return tool.title(partial_arguments(arguments))
-        except (KeyError, TypeError, ValueError):
-            return name
 
 
 class _FailureTracker:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from agent_cli.errors import AgentError, UsageError
+from agent_cli.errors import AgentError, ConfigError, UsageError
 
 T = TypeVar("T")
+SECRET_VALUE_LENGTH = 8  # a variable named like a secret but shorter is a flag, not a key
 
 
 def workspace_from(cwd: Path | None) -> Path:
@@ -25,32 +27,52 @@ def workspace_from(cwd: Path | None) -> Path:
 
 
 def start_debug_log() -> Path:
-    """Log everything at debug level to a file under the log folder; return its path."""
-    import logging
-    from datetime import datetime
+    """Log everything at debug level to a new file under the log folder; return its path.
 
-    from agent_cli import paths
+    The file gets every secret redacted (see `agent_cli.logs`), the configured
+    keys verbatim among them, so they are gathered here, before anything is logged.
+    """
+    from agent_cli import logs, paths
 
-    folder = paths.log_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"agent-{datetime.now():%Y%m%d-%H%M%S}-{os.getpid()}.log"
-    handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
+    path = logs.start(paths.log_dir(), _known_secrets())
     print(f"agent: writing a debug log to {path}", file=sys.stderr)
     return path
 
 
+def _known_secrets() -> list[str]:
+    """Every key the agent could send: stored ones, configured ones, and the environment's."""
+    from agent_cli import credentials
+    from agent_cli.settings import known_providers
+    from agent_cli.tools.shell import SECRET_NAME_PATTERNS
+
+    # Variables named like secrets (the ones commands never see), long enough to be one.
+    found = [
+        value
+        for name, value in os.environ.items()
+        if len(value) >= SECRET_VALUE_LENGTH
+        and any(pattern in name.upper() for pattern in SECRET_NAME_PATTERNS)
+    ]
+    # A damaged file is the command's own error to report; the log goes on without it.
+    with contextlib.suppress(ConfigError):
+        found += credentials.read_keys().values()
+    with contextlib.suppress(ConfigError):
+        for entry in known_providers():
+            found.append(entry.provider.api_key or "")
+            found += entry.provider.headers.values()
+    return [secret for secret in found if secret]
+
+
 def guarded(debug: bool, action: Callable[[], int]) -> int:
     """Run a command; a user-facing error becomes one sentence on stderr and its exit code."""
+    import logging
+
+    root = logging.getLogger()
+    if not root.handlers:  # else Python's last-resort handler prints libraries' warnings
+        root.addHandler(logging.NullHandler())  # (the SDKs') over the TUI or an answer
     try:
         return action()
     except AgentError as e:
         if debug:
-            import logging
-
             logging.getLogger("agent_cli").exception("command failed")
         print(f"agent: {e}", file=sys.stderr)
         return e.exit_code

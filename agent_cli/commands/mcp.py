@@ -271,6 +271,11 @@ def remove(
 
 def trust_question(file: Path, servers: list[ServerConfig]) -> str:
     """What the person is asked about a workspace's servers: exactly what would run."""
+    from agent_cli.backends.hooks import ProjectHook
+    from agent_cli.backends.hooks import trust_question as hooks_question
+
+    if servers and isinstance(servers[0], ProjectHook):  # its hooks ask through the same door
+        return hooks_question(file, servers)  # type: ignore[arg-type]
     lines = [f"{file} wants to start these MCP servers:"]
     for server in servers:
         if server.url:

@@ -37,6 +37,10 @@ def root(
     no_save: Annotated[
         bool, typer.Option("--no-save", help="Do not store the conversation.")
     ] = False,
+    agent: Annotated[
+        str | None,
+        typer.Option(help="Another coding agent (see `agent agents`), or builtin."),
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Write a debug log.")] = False,
     cwd: Annotated[str | None, typer.Option(help="Work in this folder.")] = None,
 ) -> None:
@@ -47,6 +51,8 @@ def root(
       agent                                  the TUI in this folder
 
       agent --plain                          a line REPL (also on TERM=dumb)
+
+      agent --agent opencode                 OpenCode works the conversation (over ACP)
 
       agent run "why does the test fail?"    one answer, for scripts
 
@@ -70,7 +76,7 @@ def root(
             raise UsageError(f"Unknown mode {mode!r} — use ask, read-only or full.")
         flags = Flags(model=model, provider=provider, mode=mode, debug=debug)
         opening = Opening(resume=resume, continue_last=continue_last, save=not no_save)
-        return _interactive(flags, opening, plain or not _can_host_tui(), cwd)
+        return _interactive(flags, opening, plain or not _can_host_tui(), cwd, agent)
 
     raise typer.Exit(guarded(debug, action))
 
@@ -81,7 +87,9 @@ def _can_host_tui() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty() and term not in ("", "dumb")
 
 
-def _interactive(flags: Flags, opening: Opening, plain: bool, cwd: str | None) -> int:
+def _interactive(
+    flags: Flags, opening: Opening, plain: bool, cwd: str | None, agent: str | None
+) -> int:
     import asyncio
 
     from agent_cli import wiring
@@ -97,7 +105,7 @@ def _interactive(flags: Flags, opening: Opening, plain: bool, cwd: str | None) -
         if plain and sys.stdin.isatty():
             from agent_cli.commands.mcp import ask_trust_inline_async as ask_trust
         mode = settings.mode or "ask"
-        interactive = await wiring.open_interactive(settings, opening, mode, ask_trust)
+        interactive = await wiring.open_interactive(settings, opening, mode, ask_trust, agent)
         try:
             if plain:
                 from agent_cli.frontends.line import run_line

@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         "run",
         epilog='Examples: agent run "fix the failing test" · cat log | agent run "why?" · '
         'echo "prompt" | agent run · agent run --continue "and now?" · '
-        'agent run --output stream-json "..." | jq',
+        'agent run --output stream-json "..." | jq · agent run --agent opencode "..."',
     )(run)
 
 
@@ -78,6 +78,10 @@ def run(
     debug: Annotated[
         bool, typer.Option("--debug", help="Write a debug log; show tracebacks.")
     ] = False,
+    agent: Annotated[
+        str | None,
+        typer.Option(help="Another coding agent (see `agent agents`) instead of the built-in one."),
+    ] = None,
     cwd: Annotated[Path | None, typer.Option(help="Work in this folder.")] = None,
 ) -> None:
     """Run one request to its end and print the answer (for scripts and CI)."""
@@ -97,6 +101,7 @@ def run(
             opening=Opening(resume=resume, continue_last=continue_last, save=not no_save),
             flags=Flags(model=model, provider=provider, max_rounds=max_rounds, debug=debug),
             cwd=cwd,
+            agent=agent,
         )
         return _run(options)
 
@@ -158,6 +163,7 @@ class RunOptions:
     opening: Opening
     flags: Flags
     cwd: Path | None
+    agent: str | None = None
 
 
 def _run(options: RunOptions) -> int:
@@ -171,27 +177,27 @@ def _run(options: RunOptions) -> int:
     settings = load_settings(workspace, replace(options.flags, mode=options.mode))
     for warning in settings.warnings:
         print(f"agent: {warning}", file=sys.stderr)
-    provider_settings = settings.require_provider()
     terminal = sys.stdin is not None and sys.stdin.isatty()
     run_mode = settings.mode or ("ask" if terminal else "read-only")
+    if options.agent is not None:
+        wiring.check_agent(settings, options.agent)
     store = wiring.make_store()
     conversation = wiring.open_conversation(settings, store, options.opening, run_mode)
+    if (options.agent or conversation.agent) == "builtin":
+        settings.require_provider()  # said before anything runs
 
     async def go() -> int:
-        client = wiring.make_provider(provider_settings, settings)
+        route = wiring.Route(settings)
         try:
-            chosen = await wiring.choose_model(client, settings)
-        except BaseException:
-            await client.aclose()
-            raise
-        try:
+            if (options.agent or conversation.agent) == "builtin":
+                await route.get()
             saving = store if options.opening.save else None
             ask_trust = None
             if terminal:
                 from agent_cli.commands.mcp import ask_trust_inline_async as ask_trust
-            session = wiring.build_session(
-                settings, conversation, saving, client, chosen, ask_trust
-            )
+            session = wiring.routed_session(settings, conversation, saving, route, ask_trust)
+            if options.agent is not None:
+                await session.switch_agent(options.agent)
             approver = None
             if terminal:
                 from agent_cli.frontends.inline_approval import InlineApprover
@@ -201,6 +207,6 @@ def _run(options: RunOptions) -> int:
                 session, options.prompt, options.output, options.quiet, approver, options.compact
             )
         finally:
-            await client.aclose()
+            await route.aclose()
 
     return asyncio.run(go())

@@ -8,7 +8,7 @@ backend is running.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import NamedTuple, Protocol
 
@@ -63,6 +63,7 @@ class Run:
         self.rounds = 0
         self.usage = Usage()
         self.pending: list[ApprovalRequest] = []
+        self.changed: set[str] = set()  # ids of items added or updated since the last save
 
     @property
     def mode(self) -> str:
@@ -71,14 +72,17 @@ class Run:
 
     def add(self, item: Item) -> None:
         self.conversation.items.append(item)
+        self.changed.add(item.id)
         self._publish(ItemAdded(item))
 
     def insert(self, index: int, item: Item) -> None:
         """Put an item before others (a compaction summary stands where it starts)."""
         self.conversation.items.insert(index, item)
+        self.changed.add(item.id)
         self._publish(ItemAdded(item))
 
     def update(self, item: Item, *, save: bool = False) -> None:
+        self.changed.add(item.id)
         self._publish(ItemUpdated(item))
         if save:
             self._checkpoint()
@@ -123,4 +127,5 @@ class Backend(Protocol):
     async def aclose(self) -> None: ...
 
 
-BackendFactory = Callable[[Conversation], Backend]
+# May be async: a backend may need a round trip first (the model list, an agent's start).
+BackendFactory = Callable[[Conversation], Backend | Awaitable[Backend]]

@@ -29,7 +29,8 @@ _PATH_KEYS = ("path", "file_path", "filePath", "file")
 
 def transcript(items: Sequence[Item], cap: int = TRANSCRIPT_CAP) -> str:
     """A compact account of `items` for another agent; "" when there is nothing to carry."""
-    items = _from_latest_summary(items)
+    # A sub-agent's items are its own business; its answer is in its `task` call's result.
+    items = _from_latest_summary([item for item in items if not item.parent])
     entries: list[str] = []
     files: dict[str, _FileWork] = {}
     for item in items:

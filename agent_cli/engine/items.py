@@ -3,6 +3,12 @@
 Items are small mutable records: the Session owns them and lends the
 conversation to a backend for a run, which appends and grows them (a streamed
 answer grows delta by delta). JSON is produced and parsed here, only here.
+
+A sub-agent's items (its prompt, answers, calls, notices) are kept in the same
+list, each with `parent` set to the id of the `task` ToolItem that started it,
+so a front end finds them with `item.parent == task_item.id` (a grandchild's
+point to its own `task` item). Each loop sends its model only the items of its
+own level: the conversation's own loop those with no `parent`.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ class UserItem:
     kind: ClassVar[str] = "user"
     text: str
     id: str = field(default_factory=new_id)
+    parent: str = ""  # a sub-agent's item: the id of the `task` ToolItem it works for
 
 
 @dataclass
@@ -52,6 +59,7 @@ class AssistantItem:
     streaming: bool = True
     tool_calls: list[ToolCall] = field(default_factory=list)
     id: str = field(default_factory=new_id)
+    parent: str = ""  # see UserItem.parent
 
 
 @dataclass
@@ -72,6 +80,7 @@ class ToolItem:
     rule: str = ""  # the rule (and its scope) that allowed this call, if one did
     read_only_hint: bool | None = None  # an MCP tool's own claim: shown, never trusted
     id: str = field(default_factory=new_id)
+    parent: str = ""  # see UserItem.parent
 
 
 @dataclass
@@ -80,6 +89,7 @@ class NoticeItem:
     text: str
     level: NoticeLevel = "info"
     id: str = field(default_factory=new_id)
+    parent: str = ""  # see UserItem.parent
 
 
 @dataclass
@@ -94,6 +104,7 @@ class SummaryItem:
     text: str
     replaced: int = 0  # how many items before it the summary stands for
     id: str = field(default_factory=new_id)
+    parent: str = ""  # see UserItem.parent
 
 
 Item = UserItem | AssistantItem | ToolItem | NoticeItem | SummaryItem
@@ -148,6 +159,10 @@ class Conversation:
         return None
 
     def to_json(self) -> dict[str, Any]:
+        return {**self.header_json(), "items": [item_to_json(i) for i in self.items]}
+
+    def header_json(self) -> dict[str, Any]:
+        """Everything but the items (the store serialises those one by one)."""
         return {
             "version": 1,
             "id": self.id,
@@ -162,7 +177,6 @@ class Conversation:
             "usage": self.usage._asdict(),
             "state": self.state,
             "pid": self.pid,
-            "items": [item_to_json(i) for i in self.items],
         }
 
     @classmethod

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -89,10 +90,10 @@ class Session:
         if agent == conversation.agent:
             return
         previous = conversation.agent
-        if self._backend is not None:
-            backend, self._backend = self._backend, None
-            await backend.aclose()
+        await self.reset_backend()
         conversation.agent, conversation.agent_session = agent, ""
+        if not conversation.items:
+            return  # chosen before the first message: nothing to hand over
         worked = any(isinstance(item, UserItem) for item in conversation.items)
         text = f"Handed over from {previous} to {agent}."
         if worked:
@@ -103,6 +104,14 @@ class Session:
             carried = transcript(conversation.items)
             self._add(SummaryItem(carried, replaced=len(conversation.items)))
         self.save()
+
+    async def reset_backend(self) -> None:
+        """Close the backend; the next run builds a new one (after a model switch)."""
+        if self.running:
+            raise UsageError("Wait for the run to finish (or stop it) first.")
+        if self._backend is not None:
+            backend, self._backend = self._backend, None
+            await backend.aclose()
 
     def _add(self, item: Item) -> None:
         self.conversation.items.append(item)
@@ -155,12 +164,20 @@ class Session:
             await self._backend.aclose()
             self._backend = None
 
-    def save(self) -> None:
-        """Persist the conversation; a failure becomes one notice and never loses the run."""
+    def save(self, *, whole: bool = False) -> None:
+        """Persist the conversation; a failure becomes one notice and never loses the run.
+
+        During a run only the items the run changed are encoded again; `whole`
+        (at a run's end) encodes every item, whatever changed it.
+        """
         if self._store is None:
             return
+        run = self._run
+        changed = None if whole or run is None else run.changed
         try:
-            self._store.save(self.conversation)
+            self._store.save(self.conversation, changed)
+            if run is not None:
+                run.changed = set()
         except StoreError as e:
             if not self._save_failed:
                 self._save_failed = True
@@ -173,7 +190,8 @@ class Session:
     async def _do_run(self, run: Run, work: Callable[[Backend], Awaitable[RunResult]]) -> RunResult:
         try:
             if self._backend is None:
-                self._backend = self._backend_factory(self.conversation)
+                made = self._backend_factory(self.conversation)
+                self._backend = await made if inspect.isawaitable(made) else made
             result = await work(self._backend)
         except asyncio.CancelledError:
             result = RunResult(StopReason.STOPPED)
@@ -188,7 +206,7 @@ class Session:
         result = result._replace(rounds=run.rounds, usage=run.usage)
         self._finish_items(run, result)
         self.conversation.mark_idle()
-        self.save()
+        self.save(whole=True)
         self._run = None
         self.events.publish(RunFinished(result.reason.value, result.error))
         return result

@@ -12,13 +12,22 @@ import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import NamedTuple
 
-from agent_cli.engine.items import Conversation, NoticeItem
+from agent_cli.engine.items import (
+    AssistantItem,
+    Conversation,
+    Item,
+    NoticeItem,
+    ToolItem,
+    item_to_json,
+)
 from agent_cli.errors import StoreError
 
 SUFFIX = ".json"
+SEPARATORS = (",", ":")
 RECOVERED_NOTICE = "The previous run ended here: the process running it stopped."
 
 
@@ -34,13 +43,22 @@ class Summary(NamedTuple):
 class Store:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        # Each conversation's items as last written, so a save re-encodes only what
+        # changed: a long conversation is saved after every round, and encoding all
+        # of it each time made a round's cost grow with the conversation.
+        self._written: dict[str, dict[str, str]] = {}
 
     def path(self, conversation_id: str) -> Path:
         return self.directory / f"{conversation_id}{SUFFIX}"
 
-    def save(self, conversation: Conversation) -> None:
-        """Write the conversation atomically; on failure the previous version stays."""
-        data = json.dumps(conversation.to_json(), ensure_ascii=False, separators=(",", ":"))
+    def save(self, conversation: Conversation, changed: AbstractSet[str] | None = None) -> None:
+        """Write the conversation atomically; on failure the previous version stays.
+
+        `changed` names the items changed since the last save (None: any may
+        have); the others are written as they were encoded then. An item still
+        streaming or running is encoded every time.
+        """
+        data = self._encode(conversation, changed)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             _write_atomically(self.path(conversation.id), data.encode("utf-8"))
@@ -50,6 +68,19 @@ class Store:
                 f"{e.strerror or e} — free some space or fix the folder's permissions; "
                 "the last saved version is intact."
             ) from e
+
+    def _encode(self, conversation: Conversation, changed: AbstractSet[str] | None) -> str:
+        written = self._written.get(conversation.id, {}) if changed is not None else {}
+        changed = changed or frozenset()
+        fresh: dict[str, str] = {}
+        for item in conversation.items:
+            text = None if item.id in changed or _unsettled(item) else written.get(item.id)
+            if text is None:
+                text = json.dumps(item_to_json(item), ensure_ascii=False, separators=SEPARATORS)
+            fresh[item.id] = text
+        self._written[conversation.id] = fresh
+        head = json.dumps(conversation.header_json(), ensure_ascii=False, separators=SEPARATORS)
+        return f'{head[:-1]},"items":[{",".join(fresh.values())}]}}'
 
     def load(self, conversation_id: str) -> Conversation:
         """Load by id (or a unique prefix); a run that died mid-way reads idle with a notice."""
@@ -97,6 +128,10 @@ class Store:
     def remove(self, conversation_id: str) -> None:
         self._find(conversation_id).unlink()
 
+    def find(self, conversation_id: str) -> Path:
+        """The file of a conversation, by id or a unique prefix (without reading it)."""
+        return self._find(conversation_id)
+
     def _find(self, conversation_id: str) -> Path:
         if not conversation_id or "/" in conversation_id or conversation_id.startswith("."):
             raise StoreError(
@@ -121,6 +156,12 @@ class Store:
             return []
         files = [p for p in self.directory.iterdir() if p.suffix == SUFFIX]
         return sorted(files, key=_mtime, reverse=True)
+
+
+def _unsettled(item: Item) -> bool:
+    if isinstance(item, AssistantItem):
+        return item.streaming
+    return isinstance(item, ToolItem) and item.state in ("composing", "running", "waiting")
 
 
 def _mtime(path: Path) -> float:

@@ -8,15 +8,17 @@ front end carries out, like quitting or clearing the screen).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, Protocol
 
 from agent_cli.engine.items import Conversation
 from agent_cli.engine.session import Session
 from agent_cli.engine.store import Store
 from agent_cli.errors import AgentError
+from agent_cli.providers.base import ModelInfo
+from agent_cli.settings import Price
 
 MODES = ("ask", "read-only", "full")
 # Folders `@path` completion never lists files from: tools', caches and builds.
@@ -27,7 +29,9 @@ MENTION_SKIPPED_FOLDERS = frozenset(
 )  # fmt: skip
 NOT_YET = "`{name}` is not available yet in this version."
 
-Action = Literal["", "quit", "clear", "new", "switched", "theme", "pick_session"]
+Action = Literal[
+    "", "quit", "clear", "new", "switched", "theme", "pick_session", "pick_model", "pick_agent"
+]
 
 
 class Reply(NamedTuple):
@@ -56,11 +60,42 @@ COMMANDS: tuple[Command, ...] = (
     Command("skills", "list the skills"),
     Command("mcp", "list the MCP servers"),
     Command("diff", "show the workspace's git diff"),
+    Command("tasks", "list the scheduled tasks and how each last ran"),
     Command("undo", "revert the agent's last file changes in this conversation"),
     Command("theme", "show or switch the theme", "/theme [NAME]"),
     Command("quit", "leave"),
 )
-LATER = {"agent"}
+LATER: set[str] = set()  # commands whose back ends are not built yet
+
+
+class ModelRoute(Protocol):
+    """The built-in agent's provider and model (wiring's `Route`)."""
+
+    @property
+    def label(self) -> str: ...
+
+    async def models(self) -> list[ModelInfo]: ...
+
+    async def switch(self, name: str) -> ModelInfo: ...
+
+    def context_window(self) -> int | None: ...
+
+
+class AgentChoice(NamedTuple):
+    id: str
+    name: str
+    missing: tuple[str, ...]  # programs not on PATH; empty when it can start
+    install: str = ""
+
+
+class AgentChoices(Protocol):
+    """The agents a conversation may be handed to (wiring knows the catalog)."""
+
+    def choices(self) -> Sequence[AgentChoice]: ...
+
+    def check(self, agent: str) -> None:
+        """Raise an AgentError saying what to do when `agent` cannot be used."""
+        ...
 
 
 @dataclass
@@ -77,6 +112,9 @@ class Interactive:
     make_session: Callable[[Conversation], Session]
     close: Callable[[], Awaitable[None]] | None = None
     on_switch: list[Callable[[Session], None]] = field(default_factory=list)
+    route: ModelRoute | None = None
+    agents: AgentChoices | None = None
+    prices: Callable[[str], Price | None] = lambda _model: None
 
     async def aclose(self) -> None:
         """End the current session's run and release the provider."""
@@ -113,6 +151,11 @@ class Interactive:
             "history; `@` completes a file; Ctrl+C stops a run, and pressed twice when idle "
             "quits. In the TUI, Shift+Enter also adds a line and Ctrl+F searches the conversation."
         )
+        extra = getattr(self.session.backend, "commands", None) or []
+        if extra:
+            agent = self.session.conversation.agent
+            keys += f"\n\n{agent}'s own commands (sent to it as a message):\n"
+            keys += "\n".join(f"- `/{name}` — {description}" for name, description in extra)
         return Reply("\n".join(lines) + keys)
 
     async def _mode(self, argument: str) -> Reply:
@@ -126,12 +169,66 @@ class Interactive:
         return Reply(f"Mode switched to `{argument}`; the next call reads it.")
 
     async def _model(self, argument: str) -> Reply:
-        current = self.session.conversation.model
+        conversation = self.session.conversation
+        if conversation.agent != "builtin":
+            return Reply(f"`{conversation.agent}` chooses its own model.", "warn")
+        if self.route is None:
+            return Reply(f"The model is `{conversation.model}`.")
+        if argument:
+            if self.session.running:
+                return Reply("A run is going on — stop it first (Ctrl+C).", "warn")
+            await self.route.switch(argument)
+            await self.session.reset_backend()
+            conversation.model = self.route.label
+            window = self.route.context_window()
+            said = f" (context window {window:,} tokens)" if window else ""
+            return Reply(f"Model switched to `{conversation.model}`{said}, from the next message.")
+        models = await self.route.models()
+        lines = [f"The model is `{conversation.model or self.route.label}`. {self.usage_text()}"]
+        if models:
+            lines += ["", "| model | context window |", "|---|---|"]
+            for model in models:
+                window = f"{model.context_window:,}" if model.context_window else "—"
+                lines.append(f"| `{model.id}` | {window} |")
+            lines.append("\nSwitch with `/model NAME`.")
+        return Reply("\n".join(lines), action="pick_model" if models else "")
+
+    def usage_text(self) -> str:
+        """This conversation's token totals, and their cost when the model has a price."""
+        conversation = self.session.conversation
+        usage = conversation.usage
+        text = f"This conversation used {usage.input_tokens:,} input and "
+        text += f"{usage.output_tokens:,} output tokens"
+        price = self.prices(conversation.model)
+        if price is not None:
+            text += f", about ${price.cost(usage.input_tokens, usage.output_tokens):.4f}"
+        return text + "."
+
+    async def _agent(self, argument: str) -> Reply:
+        current = self.session.conversation.agent
+        if self.agents is None:
+            return Reply(f"This conversation is worked by `{current}`.")
         if not argument:
-            return Reply(f"The model is `{current}`.")
-        return Reply(
-            "Switching models mid-conversation is not available yet in this version.", "warn"
-        )
+            lines = [f"This conversation is worked by `{current}`.", ""]
+            lines += ["| agent | name | state |", "|---|---|---|", "| `builtin` | agent | ready |"]
+            for choice in self.agents.choices():
+                state = "ready" if not choice.missing else f"missing {', '.join(choice.missing)}"
+                lines.append(f"| `{choice.id}` | {choice.name} | {state} |")
+            lines.append(
+                "\nHand the conversation over with `/agent ID`: the new agent gets a "
+                "transcript of the work so far with your next message."
+            )
+            return Reply("\n".join(lines), action="pick_agent")
+        if self.session.running:
+            return Reply("A run is going on — stop it first (Ctrl+C).", "warn")
+        if argument == current:
+            return Reply(f"`{current}` already works this conversation.")
+        if argument != "builtin":
+            self.agents.check(argument)
+        await self.session.switch_agent(argument)
+        if argument == "builtin" and self.route is not None:
+            self.session.conversation.model = self.route.label
+        return Reply(f"`{argument}` works this conversation from the next message.")
 
     async def _new(self, _argument: str) -> Reply:
         if self.session.running:
@@ -206,6 +303,15 @@ class Interactive:
         lines += [f"\n{w}" for w in skills.warnings]
         lines.append("\nSwitch one with `agent skills enable|disable NAME`.")
         return Reply("\n".join(lines))
+
+    async def _tasks(self, _argument: str) -> Reply:
+        from agent_cli.tasks import summary_lines
+
+        lines = summary_lines()
+        if not lines:
+            return Reply('No scheduled tasks. Add one: `agent tasks add "PROMPT" --daily 09:00`.')
+        listed = "\n".join(f"- {line}" for line in lines)
+        return Reply(f"{listed}\n\nManage them with `agent tasks list|run|disable|rm`.")
 
     async def _clear(self, _argument: str) -> Reply:
         return Reply("", action="clear")

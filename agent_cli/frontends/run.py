@@ -66,14 +66,17 @@ class TextPrinter:
         self._ends_with_newline = True
         self._wrote_text = False
         self._shown: dict[str, str] = {}
+        self._nested: set[str] = set()  # sub-agents' answers: their work, not the answer
 
     def __call__(self, event: Event) -> None:
         kind = type(event)
         if kind is Delta:
-            if event.text:  # type: ignore[union-attr]
+            if event.text and event.item not in self._nested:  # type: ignore[union-attr]
                 self._write(event.text)  # type: ignore[union-attr]
         elif kind is ItemAdded and isinstance(event.item, AssistantItem):  # type: ignore[union-attr]
-            if self._wrote_text:
+            if event.item.parent:  # type: ignore[union-attr]
+                self._nested.add(event.item.id)  # type: ignore[union-attr]
+            elif self._wrote_text:
                 self._write("\n" if self._ends_with_newline else "\n\n")
         elif kind is ItemUpdated and isinstance(event.item, ToolItem):  # type: ignore[union-attr]
             self._tool_line(event.item)  # type: ignore[union-attr]
@@ -99,11 +102,12 @@ class TextPrinter:
         if self._shown.get(item.id) == item.state:
             return
         self._shown[item.id] = item.state
+        indent = "  " if item.parent else ""  # a sub-agent's call, under its task's line
         if item.state == "running":
-            self._line(f"• {item.title or item.tool}")
+            self._line(f"{indent}• {item.title or item.tool}")
         else:
             reason = item.result.splitlines()[0] if item.result else item.state
-            self._line(f"✗ {item.title or item.tool}: {reason}")
+            self._line(f"{indent}✗ {item.title or item.tool}: {reason}")
 
     def _line(self, text: str) -> None:
         if not self._ends_with_newline and self._wrote_text:
@@ -133,7 +137,8 @@ class StreamJsonPrinter:
 def summary(session: Session, result: RunResult, first_item: int) -> dict[str, Any]:
     """The `--output json` object: {conversation, answer, items, usage, rounds, stopped_reason}."""
     items: list[Item] = session.conversation.items[first_item:]
-    answer = next((i.text for i in reversed(items) if isinstance(i, AssistantItem) and i.text), "")
+    answers = (i for i in reversed(items) if isinstance(i, AssistantItem) and not i.parent)
+    answer = next((i.text for i in answers if i.text), "")
     data: dict[str, Any] = {
         "conversation": session.conversation.id,
         "answer": answer,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import ssl
@@ -60,6 +61,8 @@ _JSON_HEADERS = {"Content-Type": "application/json"}
 _PROXY_ENV = ("http_proxy", "https_proxy", "all_proxy")
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _scan_json = json.JSONDecoder().scan_once  # see parse_json
+# Request and response bodies at debug level (`--debug`); the log's handler redacts secrets.
+log = logging.getLogger(__name__)
 
 # What to tell the user to do after a given HTTP status (404 and 5xx: see _http_failure).
 STATUS_HINTS = {
@@ -177,9 +180,12 @@ class StreamingProvider:
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         """Send `request` and yield its answer as events, retrying failures before output."""
         payload = self._encode(request)
+        debugging = log.isEnabledFor(logging.DEBUG)  # once: the per-delta path stays short
         attempt = 0
         while True:
             decoder = self._decoder()
+            if debugging:
+                log.debug("POST %s: %s", self._stream_url, self._text(payload, limit=None))
             try:
                 async with self._http().stream(
                     "POST", self._stream_url, content=payload, headers=_JSON_HEADERS
@@ -189,6 +195,8 @@ class StreamingProvider:
                         parser = SSEParser()
                         async for chunk in chunks:
                             for data in parser.feed_data(chunk):
+                                if debugging:
+                                    log.debug("%s data: %s", self.name, self._redact(data))
                                 for event in decoder.on_data(data):
                                     yield event
                             if decoder.done:
@@ -269,12 +277,18 @@ class StreamingProvider:
     async def _check_stream_response(self, response: httpx.Response) -> None:
         """Raise unless `response` is a successful event stream."""
         if not 200 <= response.status_code < 300:
-            raise self._http_failure(response, await _read_limited(response))
+            body = await _read_limited(response)
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("%s answered %d: %s", self.name, response.status_code, self._text(body))
+            raise self._http_failure(response, body)
         content_type = response.headers.get("content-type", "")
         if "event-stream" not in content_type and content_type:
             raise self._unexpected_body(content_type, await _read_limited(response))
 
     def _parse_models(self, response: httpx.Response) -> list[ModelInfo]:
+        if log.isEnabledFor(logging.DEBUG):
+            status, body = response.status_code, self._text(response.content)
+            log.debug("GET %s: %d %s", self._models_url, status, body)
         if not 200 <= response.status_code < 300:
             raise self._http_failure(response, response.content)
         try:
@@ -293,6 +307,10 @@ class StreamingProvider:
         if self._api_key and self._api_key in text:
             return text.replace(self._api_key, REDACTED)
         return text
+
+    def _text(self, body: bytes, limit: int | None = ERROR_BODY_LIMIT) -> str:
+        """A body for the debug log: decoded, cut to `limit` bytes, and without the key."""
+        return self._redact(body[:limit].decode("utf-8", "replace"))
 
     def _http_failure(self, response: httpx.Response, body: bytes) -> _Failed:
         """An error status, with the server's own message and what to do about it."""

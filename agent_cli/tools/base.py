@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal, NamedTuple, get_args, get_origin
+from typing import Annotated, Any, Literal, NamedTuple, Protocol, get_args, get_origin
 
 from agent_cli.providers.base import ToolSpec
 
@@ -48,6 +48,19 @@ class ArgumentError(ValueError):
     """The model's arguments do not fit the tool's parameters."""
 
 
+class FileAccess(Protocol):
+    """Reads and writes a file's text through someone else: an editor serving `agent acp`
+    answers from its buffers, unsaved changes included, and sees what is written.
+
+    Paths are real paths the workspace has already confined. A failure raises
+    `ToolError` with one sentence saying what went wrong.
+    """
+
+    async def read_text(self, path: Path) -> str: ...
+
+    async def write_text(self, path: Path, text: str) -> None: ...
+
+
 @dataclass
 class ToolContext:
     """What a tool may use while it runs. Filled by the loop for each call."""
@@ -55,6 +68,8 @@ class ToolContext:
     workspace: Any  # agent_cli.tools.workspace.Workspace
     env: Mapping[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    # When set, read_file/write_file/edit_file read and write file text through it.
+    files: FileAccess | None = None
 
 
 class FileChange(NamedTuple):

@@ -10,6 +10,12 @@ person's own version. In `full` mode the tool function does both at once.
 A plan's errors (not found, ambiguous edit, binary file, outside the
 workspace) are raised as `ToolError` with one sentence for the model; the tool
 functions turn them into error results. Nothing here raises for a user error.
+
+When the context carries a `FileAccess` (`agent acp` serving an editor that
+offers `fs/*`), file text is read and written through it instead of the disk,
+so the editor's unsaved buffers are what the model reads and changes. Paths
+are confined by the workspace first, either way; existence, size and kind are
+still checked on disk.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from agent_cli.errors import ToolError
 from agent_cli.tools.base import (
     MODEL_RESULT_CAP,
     Effect,
+    FileAccess,
     FileChange,
     ToolContext,
     ToolResult,
@@ -80,8 +87,8 @@ class EditChange(FileChange):
 # ------------------------------------------------------------------ reading
 
 
-def _load(path: Path, shown: str) -> bytes:
-    """The bytes of an existing regular file within the size limit, or ToolError."""
+def _check(path: Path, shown: str) -> None:
+    """An existing regular file within the size limit, or ToolError saying what it is."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -97,6 +104,11 @@ def _load(path: Path, shown: str) -> bytes:
             f"{shown} is too big ({st.st_size} bytes; the limit is {READ_FILE_MAX_BYTES}); "
             "use grep_search to find the lines you need."
         )
+
+
+def _load(path: Path, shown: str) -> bytes:
+    """The bytes of an existing regular file within the size limit, or ToolError."""
+    _check(path, shown)
     try:
         with open(path, "rb") as handle:
             return handle.read(READ_FILE_MAX_BYTES + 1)
@@ -155,7 +167,20 @@ def _render_lines(data: bytes, start: int, end: int | None, append_loc: bool) ->
 
 def _read(ctx: ToolContext, path: str, start: int | None, end: int | None, loc: bool) -> str:
     real = _resolve(ctx, path, write=False)
-    data = _load(real, path)
+    return _render(path, _load(real, path), start, end, loc)
+
+
+async def _read_through(
+    ctx: ToolContext, files: FileAccess, path: str, start: int | None, end: int | None, loc: bool
+) -> str:
+    """read_file through `ctx.files`: confined and checked here, the text as the editor has it."""
+    real = _resolve(ctx, path, write=False)
+    await asyncio.to_thread(_check, real, path)
+    data = (await files.read_text(real)).encode("utf-8")
+    return _render(path, data, start, end, loc)
+
+
+def _render(path: str, data: bytes, start: int | None, end: int | None, loc: bool) -> str:
     if not _is_text(data):
         return f"{path}: binary file, {len(data)} bytes; it is not shown."
     first = 1 if start is None else start
@@ -192,8 +217,12 @@ async def read_file(
 ) -> ToolResult:
     """Read a text file, or a range of its lines. Long results stop at a whole line and
     say which start_line to continue from. Binary files are not shown."""
+    loc = bool(append_loc)
     try:
-        text = await asyncio.to_thread(_read, ctx, path, start_line, end_line, bool(append_loc))
+        if ctx.files is None:
+            text = await asyncio.to_thread(_read, ctx, path, start_line, end_line, loc)
+        else:
+            text = await _read_through(ctx, ctx.files, path, start_line, end_line, loc)
     except ToolError as exc:
         return ToolResult(str(exc), is_error=True)
     return ToolResult(text)
@@ -216,10 +245,23 @@ def _current_text(real: Path, shown: str) -> str | None:
     data = _load(real, shown)
     text = _decode(data)
     if text is None:
-        raise ToolError(
-            f"{shown} is a binary file ({len(data)} bytes); only text files can be changed."
-        )
+        raise _binary(shown, len(data))
     return text
+
+
+async def _current_text_through(files: FileAccess, real: Path, shown: str) -> str | None:
+    """`_current_text`, the text as the editor has it (unsaved changes included)."""
+    if not await asyncio.to_thread(os.path.lexists, real):
+        return None
+    await asyncio.to_thread(_check, real, shown)
+    text = await files.read_text(real)
+    if "\0" in text[:BINARY_SNIFF_BYTES]:
+        raise _binary(shown, len(text.encode("utf-8")))
+    return text
+
+
+def _binary(shown: str, size: int) -> ToolError:
+    return ToolError(f"{shown} is a binary file ({size} bytes); only text files can be changed.")
 
 
 def _is_crlf(text: str) -> bool:
@@ -231,7 +273,10 @@ def _is_crlf(text: str) -> bool:
 
 def _plan_write(ctx: ToolContext, path: str, content: str) -> FileChange:
     real = _resolve(ctx, path, write=True)
-    before = _current_text(real, path)
+    return _write_change(ctx, real, _current_text(real, path), content)
+
+
+def _write_change(ctx: ToolContext, real: Path, before: str | None, content: str) -> FileChange:
     if before is not None and _is_crlf(before) and "\r\n" not in content:
         content = content.replace("\n", "\r\n")
     relative = ctx.workspace.relative(real)
@@ -240,14 +285,27 @@ def _plan_write(ctx: ToolContext, path: str, content: str) -> FileChange:
 
 async def plan_write_file(ctx: ToolContext, path: str, content: str) -> FileChange:
     """write_file's change, computed without writing (for the approval card)."""
-    return await asyncio.to_thread(_plan_write, ctx, path, content)
+    if ctx.files is None:
+        return await asyncio.to_thread(_plan_write, ctx, path, content)
+    real = _resolve(ctx, path, write=True)
+    before = await _current_text_through(ctx.files, real, path)
+    return await asyncio.to_thread(_write_change, ctx, real, before, content)
 
 
 def _plan_edit(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> FileChange:
+    _require_edits(edits)
+    real = _resolve(ctx, path, write=True)
+    return _edit_change(ctx, real, path, _current_text(real, path), edits)
+
+
+def _require_edits(edits: Sequence[Edit]) -> None:
     if not edits:
         raise ToolError("edits is empty; give at least one {old_text, new_text} pair.")
-    real = _resolve(ctx, path, write=True)
-    before = _current_text(real, path)
+
+
+def _edit_change(
+    ctx: ToolContext, real: Path, path: str, before: str | None, edits: Sequence[Edit]
+) -> FileChange:
     if before is None:
         raise ToolError(f"{path} does not exist; use write_file to create it.")
     crlf = _is_crlf(before)
@@ -266,7 +324,12 @@ def _plan_edit(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> FileChange
 
 async def plan_edit_file(ctx: ToolContext, path: str, edits: list[Edit]) -> FileChange:
     """edit_file's change, computed without writing (for the approval card)."""
-    return await asyncio.to_thread(_plan_edit, ctx, path, edits)
+    if ctx.files is None:
+        return await asyncio.to_thread(_plan_edit, ctx, path, edits)
+    _require_edits(edits)
+    real = _resolve(ctx, path, write=True)
+    before = await _current_text_through(ctx.files, real, path)
+    return await asyncio.to_thread(_edit_change, ctx, real, path, before, edits)
 
 
 # ------------------------------------------------------------------ applying
@@ -330,12 +393,18 @@ async def apply_change(
     if text != change.after:
         diff = unified_diff(change.relative, change.before, text)
     try:
-        await asyncio.to_thread(_write_atomically, change.path, text)
+        if ctx.files is None:
+            await asyncio.to_thread(_write_atomically, change.path, text)
+        else:
+            await asyncio.to_thread(change.path.parent.mkdir, parents=True, exist_ok=True)
+            await ctx.files.write_text(change.path, text)
     except OSError as exc:
         return ToolResult(
             f"{change.relative} could not be written ({exc.strerror or exc}); nothing was changed.",
             is_error=True,
         )
+    except ToolError as exc:
+        return ToolResult(f"{change.relative} could not be written: {exc}", is_error=True)
     edited = isinstance(change, EditChange)
     summary = _summary(change, text, edited)
     if edited and diff:

@@ -70,7 +70,16 @@ class UnknownSkill(LookupError):
 
 
 def parse_skill_file(text: str) -> tuple[dict[str, str], str]:
-    """Split a SKILL.md into its front-matter fields (`FIELDS` only) and its body.
+    """Split a SKILL.md into its front-matter fields (`FIELDS` only) and its body."""
+    fields, body = parse_front_matter(text, FIELDS)
+    return {key: value for key, value in fields.items() if isinstance(value, str)}, body
+
+
+def parse_front_matter(
+    text: str, scalars: tuple[str, ...], lists: tuple[str, ...] = ()
+) -> tuple[dict[str, str | list[str]], str]:
+    """Split a Markdown file into the front-matter fields named in `scalars` and
+    `lists`, and its body (a SKILL.md here, a sub-agent definition in `backends`).
 
     Not PyYAML, on purpose: it is not a dependency (and importing it would
     slow startup), and full YAML reads `name: no` as False and `title: 1.0`
@@ -80,7 +89,9 @@ def parse_skill_file(text: str) -> tuple[dict[str, str], str]:
     block. Indented lines under other keys (another tool's `metadata:` map
     or `allowed-tools:` list) are passed over, not interpreted. Anything
     else, or a value YAML would read differently from us, is an error, so a
-    mistake is reported instead of guessed at. Values become one line.
+    mistake is reported instead of guessed at. Values become one line. A key
+    in `lists` may also be a `- item` block list, a `[a, b]` flow list or a
+    comma-separated line; it becomes a list of strings.
     """
     lines = text.splitlines()
     if not lines or lines[0].rstrip() != "---":
@@ -104,10 +115,25 @@ def parse_skill_file(text: str) -> tuple[dict[str, str], str]:
         if any(key == seen for seen, *_ in entries):
             raise FrontMatterError(f"line {number} repeats the key {key!r}")
         entries.append((key, (match.group(2) or "").strip(), [], number))
-    fields = {
-        key: _scalar(value, more, number) for key, value, more, number in entries if key in FIELDS
-    }
+    fields: dict[str, str | list[str]] = {}
+    for key, value, more, number in entries:
+        if key in lists:
+            fields[key] = _list(value, more, number)
+        elif key in scalars:
+            fields[key] = _scalar(value, more, number)
     return fields, "\n".join(lines[end + 1 :]).strip()
+
+
+def _list(value: str, more: list[str], number: int) -> list[str]:
+    """A front-matter list: `- item` lines, `[a, b]`, or `a, b` on the key's line."""
+    if not value and more and all(line.startswith("- ") or line == "-" for line in more):
+        return [_scalar(line[2:].strip(), [], number) for line in more if line[2:].strip()]
+    joined = " ".join([value, *more]).strip()
+    if joined.startswith("["):
+        if not joined.endswith("]"):
+            raise FrontMatterError(f"line {number} has a '[' list that is not closed")
+        joined = joined[1:-1]
+    return [_scalar(part.strip(), [], number) for part in joined.split(",") if part.strip()]
 
 
 def _scalar(value: str, more: list[str], number: int) -> str:

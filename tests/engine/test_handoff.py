@@ -104,15 +104,16 @@ async def test_switching_to_the_builtin_agent_gives_it_the_transcript(tmp_path):
     assert "Assistant: first" in sent[0].content and sent[1].content == "and now?"
 
 
-async def test_switching_an_empty_conversation_only_records_the_switch(tmp_path):
-    session, _, recorder = make_session(tmp_path, [])
+async def test_an_agent_chosen_before_the_first_message_is_no_hand_off(tmp_path):
+    session, _, recorder = make_session(tmp_path, [answer("hi")])
     await session.switch_agent("gemini")
     assert session.conversation.agent == "gemini"
-    [notice] = session.conversation.items
-    assert notice.text == "Handed over from builtin to gemini."
-    assert "notice" in recorder.types()
-    await session.switch_agent("gemini")  # the same agent: nothing more
-    assert len(session.conversation.items) == 1
+    assert session.conversation.items == [] and recorder.events == []
+    await session.switch_agent("builtin")
+    await session.send("hello")
+    await session.switch_agent("gemini")
+    notice = session.conversation.items[-1]
+    assert notice.text.startswith("Handed over from builtin to gemini.")
 
 
 async def test_no_switching_while_a_run_goes_on(tmp_path):

@@ -158,3 +158,33 @@ def test_kill_9_during_writes_leaves_a_readable_conversation(tmp_path):
     assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 5
     data = json.loads(Store(folder).path(loaded.id).read_text())
     assert data["id"] == loaded.id
+
+
+def test_a_save_encodes_again_only_what_changed_and_what_is_still_running(tmp_path):
+    store = Store(tmp_path)
+    conversation = sample()
+    user, _, tool, _ = conversation.items
+    store.save(conversation)
+    user.text = "edited without saying so"
+    tool.result = "a new result"
+    running = ToolItem("exec_shell_command", "c2", state="running", result="partial")
+    conversation.items.append(running)
+    store.save(conversation, changed={tool.id})
+    loaded = store.load(conversation.id)
+    assert loaded.items[0].text == "hi"  # not named as changed: written as before
+    assert loaded.items[2].result == "a new result"
+    assert loaded.items[4].result == "partial"  # new items are always encoded
+    running.result = "more output"
+    store.save(conversation, changed=set())
+    assert store.load(conversation.id).items[4].result == "more output"  # still running
+    store.save(conversation)  # None: every item again
+    assert store.load(conversation.id).items[0].text == "edited without saying so"
+    assert json.loads(store.path(conversation.id).read_text()) == conversation.to_json()
+
+
+async def test_a_runs_end_saves_every_item_whatever_changed_it(tmp_path):
+    store = Store(tmp_path / "store")
+    session, _, _ = make_session(tmp_path, [answer("one")], store=store)
+    await session.send("hello")
+    stored = json.loads(store.path(session.conversation.id).read_text())
+    assert stored == session.conversation.to_json()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_cli.backends.loop import BuiltinLoop, LoopSettings
 from agent_cli.backends.prompt import system_prompt
@@ -16,6 +17,10 @@ from agent_cli.providers.scripted import ScriptedProvider, Step
 from agent_cli.tools.base import Tool, ToolContext, ToolRegistry
 from agent_cli.tools.builtin import builtin_tools
 from agent_cli.tools.workspace import Workspace
+
+if TYPE_CHECKING:
+    from agent_cli.backends.hooks import Hooks
+    from agent_cli.backends.subagents import Subagents
 
 
 class Recorder:
@@ -43,9 +48,15 @@ def make_session(
     max_rounds: int = 30,
     store: Store | None = None,
     context_window: int = 128_000,
+    provider: ScriptedProvider | None = None,
+    hooks: Hooks | None = None,
+    subagents: Subagents | None = None,
 ) -> tuple[Session, ScriptedProvider, Recorder]:
-    provider = ScriptedProvider(turns)
-    registry = ToolRegistry([*builtin_tools(), *tools])
+    """A Session over a scripted provider (`provider`, else one replaying `turns`);
+    with `subagents`, the conversation is offered the task tool."""
+    provider = provider or ScriptedProvider(turns)
+    task = [subagents.tool()] if subagents is not None and subagents.offers_task else []
+    registry = ToolRegistry([*builtin_tools(), *tools, *task])
 
     def backend(_conversation: Conversation) -> Backend:
         return BuiltinLoop(
@@ -54,6 +65,8 @@ def make_session(
             context=ToolContext(Workspace(workspace)),
             settings=LoopSettings("scripted-model", workspace, max_rounds, context_window),
             system_prompt=lambda m: system_prompt(workspace, m),
+            hooks=hooks,
+            subagents=subagents,
         )
 
     conversation = Conversation(workspace=str(workspace), mode=mode)

@@ -509,3 +509,93 @@ def test_module_is_free_of_ui_and_engine_imports() -> None:
     for banned in ("agent_cli.engine", "textual", "rich", "prompt_toolkit"):
         assert f"import {banned}" not in source and f"from {banned}" not in source
     assert os.path.basename(module.__file__) == "files.py"
+
+
+# ------------------------------------------------------------------ through a FileAccess
+
+
+class EditorBuffers:
+    """A FileAccess like an editor's: its own texts (unsaved changes) win over the disk."""
+
+    def __init__(self, buffers: dict[Path, str] | None = None) -> None:
+        self.buffers = dict(buffers or {})
+        self.reads: list[Path] = []
+        self.writes: list[tuple[Path, str]] = []
+
+    async def read_text(self, path: Path) -> str:
+        self.reads.append(path)
+        if path in self.buffers:
+            return self.buffers[path]
+        try:
+            return path.read_text()
+        except OSError as e:
+            raise ToolError(f"the editor could not open {path.name}.") from e
+
+    async def write_text(self, path: Path, text: str) -> None:
+        self.writes.append((path, text))
+        self.buffers[path] = text
+
+
+@pytest.fixture
+def editor() -> EditorBuffers:
+    return EditorBuffers()
+
+
+@pytest.fixture
+def through(tmp_path: Path, editor: EditorBuffers) -> ToolContext:
+    return ToolContext(Workspace(tmp_path), files=editor)
+
+
+async def test_read_through_files_reads_the_editors_text(
+    through: ToolContext, editor: EditorBuffers, tmp_path: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("on disk\n")
+    editor.buffers[tmp_path / "a.txt"] = "unsaved\nsecond\n"
+    assert await read(through, path="a.txt", start_line=2) == ("second\n", False)
+    assert editor.reads == [tmp_path / "a.txt"]
+
+
+async def test_read_through_files_still_refuses_what_the_workspace_refuses(
+    through: ToolContext, editor: EditorBuffers, tmp_path: Path
+) -> None:
+    (tmp_path.parent / "outside.txt").write_text("secret")
+    text, is_error = await read(through, path="../outside.txt")
+    assert is_error and "outside" in text and "secret" not in text
+    text, is_error = await read(through, path="missing.txt")
+    assert is_error and "does not exist" in text
+    assert editor.reads == []  # refused before the editor is asked
+
+
+async def test_edit_through_files_plans_on_the_editors_text_and_writes_through_it(
+    through: ToolContext, editor: EditorBuffers, tmp_path: Path
+) -> None:
+    target = tmp_path / "b.txt"
+    target.write_text("alpha\n")
+    editor.buffers[target] = "beta\n"
+    result = await edit(through, "b.txt", ("beta", "gamma"))
+    assert not result.is_error, result.text
+    assert "-beta" in result.diff and "+gamma" in result.diff
+    assert editor.writes == [(target, "gamma\n")]
+    assert target.read_text() == "alpha\n"  # the editor saves it, not us
+
+
+async def test_write_through_files_creates_a_new_file_without_reading_it(
+    through: ToolContext, editor: EditorBuffers, tmp_path: Path
+) -> None:
+    result = await write_file.run(through, {"path": "new/c.txt", "content": "x\n"})
+    assert not result.is_error, result.text
+    assert result.text.startswith("Created new/c.txt")
+    assert editor.reads == [] and editor.writes == [(tmp_path / "new" / "c.txt", "x\n")]
+    assert (tmp_path / "new").is_dir()  # folders are made for the editor to write into
+
+
+async def test_write_through_files_reports_the_editors_refusal(
+    through: ToolContext, editor: EditorBuffers, tmp_path: Path
+) -> None:
+    async def refuse(path: Path, text: str) -> None:
+        raise ToolError("the editor refused the write.")
+
+    editor.write_text = refuse  # type: ignore[method-assign]
+    result = await write_file.run(through, {"path": "d.txt", "content": "x"})
+    assert result.is_error and "the editor refused the write." in result.text
+    assert not (tmp_path / "d.txt").exists()

@@ -17,6 +17,7 @@ from typing import ClassVar
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.screen import Screen
 from textual.theme import Theme
 from textual.timer import Timer
 
@@ -218,6 +219,7 @@ class AgentApp(App[int]):
             self.notify(text, severity=SEVERITY.get(level, "information"))  # type: ignore[arg-type]
         if batch.usage is not None:
             self.status.tokens = batch.usage.input_tokens + batch.usage.output_tokens
+            self.status.cost = self._cost()
         if batch.round_usage is not None:
             used = batch.round_usage
             self.status.in_context = used.input_tokens + used.output_tokens
@@ -253,6 +255,14 @@ class AgentApp(App[int]):
 
     # -- the status line ---------------------------------------------------------------
 
+    def _cost(self) -> float:
+        """The conversation's cost so far; -1 when its model has no price configured."""
+        conversation = self.session.conversation
+        price = self.interactive.prices(conversation.model)
+        if price is None:
+            return -1.0
+        return price.cost(conversation.usage.input_tokens, conversation.usage.output_tokens)
+
     def _show_status(self) -> None:
         conversation = self.session.conversation
         status = self.status
@@ -261,8 +271,10 @@ class AgentApp(App[int]):
         status.mode = self.session.mode
         status.tokens = conversation.usage.input_tokens + conversation.usage.output_tokens
         status.in_context = 0  # known after the next round
-        provider = self.settings.provider
-        status.context = (provider.context_window or 0) if provider else 0
+        route = self.interactive.route
+        builtin = conversation.agent == "builtin"
+        status.context = (route.context_window() or 0) if route is not None and builtin else 0
+        status.cost = self._cost()
         status.state = "running" if self.session.running else "idle"
 
     @work(thread=True, exclusive=True, group="git")
@@ -301,8 +313,7 @@ class AgentApp(App[int]):
     @work(group="command")
     async def _command(self, line: str) -> None:
         reply = await self.interactive.handle(line)
-        self.status.mode = self.session.mode  # /mode, /model and the like change these
-        self.status.model = self.session.conversation.model
+        self._show_status()  # /model, /agent and /mode change what it shows
         action = reply.action
         if action == "quit":
             self.exit(0)
@@ -313,8 +324,8 @@ class AgentApp(App[int]):
             await self._show_session()
         elif action == "theme":
             reply = self.switch_theme(reply.argument)
-        elif action == "pick_session" and self._pick_session():
-            return
+        elif action.startswith("pick_") and await getattr(self, f"_{action}")():
+            return  # the picker shows the choices instead of the reply
         if reply.text:
             self.transcript.add_reply(reply.text, reply.level)
 
@@ -328,20 +339,52 @@ class AgentApp(App[int]):
         self._show_status()
         await self.transcript.show(self.session.conversation.items)
 
-    def _pick_session(self) -> bool:
-        from agent_cli.frontends.tui.session_picker import SessionPicker
+    async def _pick_session(self) -> bool:
+        from agent_cli.frontends.tui.picker import Picker, session_option
 
         store = self.interactive.store
         summaries = store.list(str(self.interactive.workspace)) if store else []
         if not summaries:
             return False
-
-        def chosen(conversation_id: str | None) -> None:
-            if conversation_id:
-                self._command(f"/sessions {conversation_id}")
-
-        self.push_screen(SessionPicker(summaries), callback=chosen)
+        options = [session_option(summary) for summary in summaries]
+        self._pick(Picker("Resume a conversation", options), "/sessions")
         return True
+
+    async def _pick_model(self) -> bool:
+        from agent_cli.frontends.tui.picker import Picker, labelled_option
+
+        route = self.interactive.route
+        models = await route.models() if route is not None else []
+        if not models:
+            return False
+        options = [
+            labelled_option(m.id, f"{m.context_window:,} tokens" if m.context_window else "")
+            for m in models
+        ]
+        current = self.session.conversation.model.partition("/")[2]
+        self._pick(Picker("Switch the model", options, current), "/model")
+        return True
+
+    async def _pick_agent(self) -> bool:
+        from agent_cli.frontends.tui.picker import Picker, labelled_option
+
+        agents = self.interactive.agents
+        if agents is None:
+            return False
+        options = [labelled_option("builtin", "this agent")]
+        for choice in agents.choices():
+            note = choice.name if not choice.missing else f"missing {', '.join(choice.missing)}"
+            options.append(labelled_option(choice.id, note, enabled=not choice.missing))
+        current = self.session.conversation.agent
+        self._pick(Picker("Hand the conversation to", options, current), "/agent")
+        return True
+
+    def _pick(self, picker: Screen[str | None], command: str) -> None:
+        def chosen(choice: str | None) -> None:
+            if choice:
+                self._command(f"{command} {choice}")
+
+        self.push_screen(picker, callback=chosen)
 
     # -- keys --------------------------------------------------------------------------
 

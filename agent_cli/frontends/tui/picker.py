@@ -1,7 +1,8 @@
-"""/sessions: pick a stored conversation of this folder to resume."""
+"""A modal list to choose from: a conversation to resume, a model, an agent."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import ClassVar
 
@@ -17,37 +18,27 @@ from textual.widgets.option_list import Option
 from agent_cli.engine.store import Summary
 
 
-class SessionPicker(ModalScreen[str | None]):
-    """Dismisses with the chosen conversation's id, or None (Escape)."""
+class Picker(ModalScreen[str | None]):
+    """Dismisses with the chosen option's id, or None (Escape)."""
 
-    CSS_PATH = "session_picker.tcss"
+    CSS_PATH = "picker.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "cancel")]
 
-    def __init__(self, summaries: list[Summary]) -> None:
+    def __init__(self, title: str, options: Sequence[Option], current: str = "") -> None:
         super().__init__()
-        self.summaries = summaries
+        self.title_text = title
+        self.options = options
+        self.current = current
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
-            yield Static("Resume a conversation (Enter), or Escape", id="picker-title")
-            yield OptionList(*[self._option(s) for s in self.summaries], id="picker-list")
-
-    def _option(self, summary: Summary) -> Option:
-        when = datetime.fromtimestamp(summary.updated).strftime("%Y-%m-%d %H:%M")
-        return Option(
-            Content.from_markup(
-                "$title  [$foreground-muted]$items items · $when · $id",
-                title=summary.title or "(untitled)",
-                items=str(summary.items),
-                when=when,
-                id=summary.id,
-            ),
-            id=summary.id,
-        )
+            yield Static(f"{self.title_text} (Enter), or Escape", id="picker-title")
+            yield OptionList(*self.options, id="picker-list")
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
-        options.highlighted = 0
+        ids = [option.id for option in self.options]
+        options.highlighted = ids.index(self.current) if self.current in ids else 0
         options.focus()
 
     @on(OptionList.OptionSelected)
@@ -56,3 +47,23 @@ class SessionPicker(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def session_option(summary: Summary) -> Option:
+    when = datetime.fromtimestamp(summary.updated).strftime("%Y-%m-%d %H:%M")
+    return Option(
+        Content.from_markup(
+            "$title  [$foreground-muted]$items items · $when · $id",
+            title=summary.title or "(untitled)",
+            items=str(summary.items),
+            when=when,
+            id=summary.id,
+        ),
+        id=summary.id,
+    )
+
+
+def labelled_option(option_id: str, note: str = "", enabled: bool = True) -> Option:
+    """A model or an agent: its id, and a muted note (a context window, what is missing)."""
+    label = Content.from_markup("$id  [$foreground-muted]$note", id=option_id, note=note)
+    return Option(label, id=option_id, disabled=not enabled)

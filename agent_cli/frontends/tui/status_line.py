@@ -27,6 +27,7 @@ class StatusLine(Widget):
     tokens: reactive[int] = reactive(0)  # used by the whole conversation
     in_context: reactive[int] = reactive(0)  # in the last round's request, 0 when unknown
     context: reactive[int] = reactive(0)  # the model's context window, 0 when unknown
+    cost: reactive[float] = reactive(-1.0)  # dollars so far; -1 when the model has no price
     state: reactive[str] = reactive("idle")  # "idle", "running", "waiting", "stopping"
     hint: reactive[str] = reactive("")  # a passing hint ("Ctrl+C again to quit")
 
@@ -61,7 +62,7 @@ class StatusLine(Widget):
     def render(self) -> Content:
         # The spinner redraws this ten times a second: the rest is built once per change.
         key = (self.workspace, self.branch, self.model, self.mode, self.tokens)
-        key += (self.in_context, self.context, self.hint)
+        key += (self.in_context, self.context, self.cost, self.hint)
         if key != self._key:
             self._key, self._fields = key, self._render_fields()
         return Content("").join([self._fields, self._state(), self._hint()])
@@ -74,8 +75,10 @@ class StatusLine(Widget):
         mode = Content.from_markup("[$foreground-muted] · [/][b $accent]$mode", mode=self.mode)
         parts.append(mode)
         used = f"{count_text(self.tokens)} tokens"
-        if self.context and self.in_context:
+        if self.context:
             used += f" · context {count_text(self.in_context)} / {count_text(self.context)}"
+        if self.cost >= 0:
+            used += f" · ${self.cost:.2f}" if self.cost >= 1 else f" · ${self.cost:.4f}"
         parts.append(Content.from_markup("[$foreground-muted] · $used", used=used))
         parts.append(Content(" · "))
         return Content("").join(parts)

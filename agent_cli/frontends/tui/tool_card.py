@@ -9,6 +9,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.events import Click
+from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Static
 
@@ -87,8 +88,17 @@ class ToolCard(Vertical, can_focus=True):
         event.stop()
         self.expanded = not self.expanded
 
+    class Toggled(Message):
+        """A card opened or closed: a `task` card shows or hides its sub-agent's work."""
+
+        def __init__(self, item_id: str, expanded: bool) -> None:
+            super().__init__()
+            self.item_id = item_id
+            self.expanded = expanded
+
     def watch_expanded(self, expanded: bool) -> None:
         self.set_class(expanded, "-expanded")
+        self.post_message(self.Toggled(self.item.id, expanded))
         if expanded:
             if not self.body.is_attached:
                 self.mount(self.body)

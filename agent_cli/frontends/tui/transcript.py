@@ -76,6 +76,7 @@ class Transcript(VerticalScroll):
         self._streamed = streamed
         self._loading = False
         self._found: Widget | None = None
+        self._open_tasks: set[str] = set()  # ids of expanded cards (a `task` shows its work)
         # Paging and re-windowing await mounts; one at a time, or a page loaded
         # while an insertion re-windows lands with stale indices.
         self._moving = asyncio.Lock()
@@ -122,7 +123,26 @@ class Transcript(VerticalScroll):
     def _view(self, item: Item) -> Widget:
         view = make_view(item, self._streamed)
         self.views[item.id] = view
+        if item.parent:  # a sub-agent's work: under its `task` card, shown when that is open
+            view.add_class("-child")
+            view.display = item.parent in self._open_tasks
         return view
+
+    def on_tool_card_toggled(self, event: ToolCard.Toggled) -> None:
+        if event.expanded:
+            self._open_tasks.add(event.item_id)
+        else:
+            self._open_tasks.discard(event.item_id)
+        hidden = set()  # closed cards, and everything under one
+        for item in self.items[self.first : self.last]:
+            if not item.parent:
+                continue
+            shown = item.parent in self._open_tasks and item.parent not in hidden
+            if not shown:
+                hidden.add(item.id)
+            view = self.views.get(item.id)
+            if view is not None:
+                view.display = shown
 
     # -- the live end ------------------------------------------------------------
 

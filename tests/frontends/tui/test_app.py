@@ -7,10 +7,12 @@ from pathlib import Path
 
 from textual.widgets import Static
 
+from agent_cli import wiring
 from agent_cli.frontends.tui.app import AgentApp
 from agent_cli.frontends.tui.assistant_view import AssistantView
 from agent_cli.frontends.tui.notice_view import NoticeView
 from agent_cli.frontends.tui.tool_card import ToolCard
+from agent_cli.wiring import Opening
 from tests.frontends.tui.support import SIZE, Events, send, settle, shown_text, until
 from tests.support.fake_openai import FakeOpenAI, chunk, frames, raw, text, tool_calls
 
@@ -270,7 +272,7 @@ async def test_the_view_follows_the_stream_until_the_person_scrolls_up(
 
 
 async def test_sessions_opens_a_picker_that_resumes_the_choice(app: AgentApp, fake: FakeOpenAI):
-    from agent_cli.frontends.tui.session_picker import SessionPicker
+    from agent_cli.frontends.tui.picker import Picker
 
     fake.add(text("Old answer."))
     async with app.run_test(size=SIZE) as pilot:
@@ -280,25 +282,46 @@ async def test_sessions_opens_a_picker_that_resumes_the_choice(app: AgentApp, fa
         await send(pilot, app, "/new")
         await until(pilot, lambda: app.session.conversation.id != old)
         await send(pilot, app, "/sessions")
-        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await until(pilot, lambda: isinstance(app.screen, Picker))
         await pilot.press("enter")
         await until(pilot, lambda: app.session.conversation.id == old)
         await pilot.pause()
         assert "Old answer." in shown_text(app.transcript.query_one(AssistantView))
 
 
-async def test_the_status_line_shows_the_context_in_use_when_the_window_is_known(
-    interactive, settings
-):
+async def test_the_status_line_shows_the_context_in_use_when_the_window_is_known(settings):
     import dataclasses
 
     provider = dataclasses.replace(settings.provider, context_window=32_000)
-    app = AgentApp(interactive, dataclasses.replace(settings, provider=provider))
-    app.status.in_context = 8_100
-    async with app.run_test(size=SIZE) as pilot:
-        app.status.in_context = 8_100
-        await pilot.pause()
-        assert "context 8.1k / 32.0k" in str(app.status.render())
+    settings = dataclasses.replace(settings, provider=provider)
+    interactive = await wiring.open_interactive(settings, Opening(), "ask")
+    app = AgentApp(interactive, settings)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            assert "context 0 / 32.0k" in str(app.status.render())
+            app.status.in_context = 8_100
+            await pilot.pause()
+            assert "context 8.1k / 32.0k" in str(app.status.render())
+    finally:
+        await interactive.aclose()
+
+
+async def test_the_status_line_shows_no_guessed_window_and_a_configured_price(settings):
+    import dataclasses
+
+    from agent_cli.settings import Price
+
+    fake_model = "m1"  # not in the table of known windows
+    priced = dataclasses.replace(settings, prices={fake_model: Price(2.0, 10.0)})
+    interactive = await wiring.open_interactive(priced, Opening(), "ask")
+    app = AgentApp(interactive, priced)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            status = str(app.status.render())
+            assert "context" not in status and "$0.0000" in status
+    finally:
+        await interactive.aclose()
 
 
 async def test_a_recalled_command_does_not_open_the_menu(app: AgentApp):

@@ -148,3 +148,29 @@ async def test_a_compaction_summary_inserted_above_shows_in_its_place(
         order = [child for child in transcript.children if child in transcript.views.values()]
         assert order.index(transcript.views[summary.id]) == cut - transcript.first
         assert "They talked about modules." in shown_text(transcript.views[summary.id])
+
+
+async def test_a_sub_agents_work_shows_under_its_task_card_when_opened(settings: Settings):
+    task = ToolItem("task", "t1", title="Task: find the parser", state="done", result="found")
+    child_call = ToolItem("read_file", "c1", title="Read parser.py", state="done", parent=task.id)
+    child_answer = AssistantItem("It is in parser.py.", streaming=False, parent=task.id)
+    conversation = Conversation(workspace=str(settings.workspace), title="nested")
+    conversation.items = [UserItem("where is the parser?"), task, child_call, child_answer]
+    Store(paths.conversations_dir()).save(conversation)
+    opened = await wiring.open_interactive(settings, Opening(resume=conversation.id), "ask")
+    try:
+        app = AgentApp(opened, settings)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            views = app.transcript.views
+            children = [views[child_call.id], views[child_answer.id]]
+            assert all(view.has_class("-child") and not view.display for view in children)
+            views[task.id].expanded = True
+            await pilot.pause()
+            assert all(view.display for view in children)
+            assert "It is in parser.py." in shown_text(views[child_answer.id])
+            views[task.id].expanded = False
+            await pilot.pause()
+            assert not any(view.display for view in children)
+    finally:
+        await opened.aclose()

@@ -1,0 +1,529 @@
+"""`agent acp`: our agent served over the Agent Client Protocol on stdio.
+
+An editor (Zed, Toad, ...) is the client. Each ACP session is one of our
+Sessions — its id is the conversation's id, so `session/load` finds it after
+a restart — and this module is only a subscriber of its events, like every
+front end: text and reasoning deltas become message and thought chunks, tool
+items become tool calls (`acp_updates`), approval requests become
+`session/request_permission`. The command (`commands/acp.py`) builds the
+Sessions; this module never sees the wiring.
+
+Choices a client may notice:
+
+- A notice (why something did not happen) is a paragraph of the agent's
+  message, in a blockquote: `> Warning: Stopped after 30 rounds, ...`.
+- A run that ends in an error answers `session/prompt` with a JSON-RPC error
+  whose message is our one sentence; so does any request we refuse.
+- File text is read and written through the client's `fs/*` when it offers
+  both methods (its unsaved buffers are what the model reads), always after
+  our own workspace confinement.
+- A sub-agent's work (the `task` tool) shows as thoughts and tool calls:
+  only the conversation's own agent speaks in the message.
+- MCP servers a client names in `session/new` are not started; ours come
+  from `mcp.json`. A workspace's own `.agent/mcp.json` is not trusted here.
+
+stdout carries nothing but the protocol (`acp_stdio`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import signal
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlparse
+
+from acp import PROTOCOL_VERSION, RequestError, run_agent
+from acp import update_agent_message_text as message_chunk
+from acp import update_agent_thought_text as thought_chunk
+from acp.schema import (
+    AgentCapabilities,
+    AllowedOutcome,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PermissionOption,
+    PromptCapabilities,
+    PromptResponse,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
+)
+
+from agent_cli.engine.approval import ApprovalRequest, Decision
+from agent_cli.engine.backend import StopReason
+from agent_cli.engine.events import (
+    ApprovalRequested,
+    Delta,
+    Event,
+    ItemAdded,
+    ItemUpdated,
+    NoticeEvent,
+    RunFinished,
+)
+from agent_cli.engine.items import AssistantItem, ToolItem
+from agent_cli.engine.session import Session
+from agent_cli.errors import AgentError, ConfigError, ToolError, UsageError
+from agent_cli.frontends.acp_stdio import protocol_streams
+from agent_cli.frontends.acp_updates import (
+    ToolView,
+    is_nested,
+    notice_text,
+    permission_call,
+    replay,
+    tool_progress,
+    tool_start,
+    tool_view,
+)
+from agent_cli.tools.base import FileAccess
+from agent_cli.tools.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+MODES = (
+    ("ask", "Ask", "Reads freely; asks before changing files, running commands or MCP tools."),
+    ("read-only", "Read-only", "Only reads: every change is refused, and the model is told why."),
+    ("full", "Full", "Changes files and runs commands without asking."),
+)
+STOP_REASONS = {
+    StopReason.ANSWERED: "end_turn",
+    StopReason.STOPPED: "cancelled",
+    StopReason.ROUND_LIMIT: "max_turn_requests",
+    StopReason.REPEATED_FAILURE: "end_turn",  # a notice says why it stopped
+}
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE = "allow-once", "allow-always", "reject-once"
+NOT_ASKED = "The editor could not be asked for permission, so nothing was done."
+
+
+@dataclass
+class Opened:
+    """A Session for an ACP session, and how to release everything it holds."""
+
+    session: Session
+    close: Callable[[], Awaitable[None]]
+
+
+# (workspace, stored conversation id or None for a new one, file access or None) → Opened
+OpenSession = Callable[[Path, str | None, FileAccess | None], Awaitable[Opened]]
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+def answers(method: F) -> F:
+    """Turn our errors into JSON-RPC errors with our one-sentence message, never a traceback."""
+
+    @functools.wraps(method)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(*args, **kwargs)
+        except RequestError:
+            raise
+        except AgentError as e:
+            code = INVALID_PARAMS if isinstance(e, UsageError | ConfigError) else INTERNAL_ERROR
+            raise RequestError(code, str(e)) from e
+        except Exception as e:
+            log.exception("%s failed", method.__name__)
+            raise RequestError(
+                INTERNAL_ERROR,
+                f"Unexpected error: {e!r} — run agent acp with --debug and read the log.",
+            ) from e
+
+    return wrapper  # type: ignore[return-value]
+
+
+class AcpServer:
+    """The ACP agent: one served Session per ACP session id."""
+
+    def __init__(self, open_session: OpenSession, version: str) -> None:
+        self._open = open_session
+        self._version = version
+        self._client: Any = None  # the AgentSideConnection, given by on_connect
+        self._client_files = False
+        self._served: dict[str, Served] = {}
+
+    def on_connect(self, client: Any) -> None:
+        self._client = client
+
+    @answers
+    async def initialize(
+        self, protocol_version: int, client_capabilities: Any = None, **_: Any
+    ) -> InitializeResponse:
+        fs = client_capabilities.fs if client_capabilities is not None else None
+        self._client_files = bool(fs and fs.read_text_file and fs.write_text_file)
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+            ),
+            agent_info=Implementation(name="agent", title="agent", version=self._version),
+            auth_methods=[],
+        )
+
+    @answers
+    async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> NewSessionResponse:
+        served = await self._start(_workspace(cwd), None, mcp_servers)
+        return NewSessionResponse(session_id=served.id, modes=_modes(served.session.mode))
+
+    @answers
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any
+    ) -> LoadSessionResponse:
+        workspace = _workspace(cwd)
+        served = self._served.get(session_id)
+        if served is None:
+            served = await self._start(workspace, session_id, mcp_servers)
+        elif served.workspace.root != workspace:
+            raise UsageError(
+                f"Conversation {session_id} belongs to {served.workspace.root} — load it with "
+                "that folder as cwd."
+            )
+        await served.replay()
+        return LoadSessionResponse(modes=_modes(served.session.mode))
+
+    @answers
+    async def set_session_mode(
+        self, mode_id: str, session_id: str, **_: Any
+    ) -> SetSessionModeResponse:
+        served = self._get(session_id)
+        if mode_id not in {mode for mode, _name, _text in MODES}:
+            raise UsageError(f"There is no mode {mode_id!r} — use ask, read-only or full.")
+        served.session.set_mode(mode_id)
+        return SetSessionModeResponse()
+
+    @answers
+    async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
+        served = self._get(session_id)
+        return await served.prompt(prompt_text(prompt, served.workspace.root))
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        served = self._served.get(session_id)
+        if served is not None:
+            served.session.stop()
+
+    async def aclose(self) -> None:
+        """End every session: runs stopped, conversations saved, providers closed."""
+        served, self._served = list(self._served.values()), {}
+        for one in served:
+            try:
+                await one.aclose()
+            except Exception:
+                log.exception("closing session %s failed", one.id)
+
+    def _get(self, session_id: str) -> Served:
+        served = self._served.get(session_id)
+        if served is None:
+            raise UsageError(
+                f"There is no session {session_id!r} here — start one with session/new "
+                "or session/load."
+            )
+        return served
+
+    async def _start(self, workspace: Path, stored: str | None, mcp_servers: Any) -> Served:
+        if mcp_servers:
+            log.warning("the client's MCP servers are not started; agent uses its mcp.json")
+        files = ClientFiles(self._client, workspace) if self._client_files else None
+        opened = await self._open(workspace, stored, files)
+        served = Served(opened, self._client)
+        if files is not None:
+            files.session_id = served.id
+        self._served[served.id] = served
+        return served
+
+
+class Served:
+    """One ACP session: our Session, its outbox of updates, and the permissions it asks."""
+
+    def __init__(self, opened: Opened, client: Any) -> None:
+        self.session = opened.session
+        self.id = opened.session.conversation.id
+        self.workspace = Workspace(opened.session.conversation.workspace)
+        self._close = opened.close
+        self._client = client
+        self.outbox = Outbox(self._send)
+        self._views: dict[str, ToolView] = {}
+        self._nested: set[str] = set()  # sub-agents' answers: shown as thoughts
+        self._asking: set[asyncio.Task[None]] = set()
+        self._unsubscribe = self.session.events.subscribe(self._on_event)
+
+    async def prompt(self, text: str) -> PromptResponse:
+        result = await self.session.send(text)
+        await self.outbox.flushed()  # every update of the turn before its answer
+        if result.reason is StopReason.ERROR:
+            raise RequestError(INTERNAL_ERROR, result.error or "The run failed.")
+        return PromptResponse(stop_reason=STOP_REASONS.get(result.reason, "end_turn"))
+
+    async def replay(self) -> None:
+        """Send the conversation so far as updates (session/load), before answering."""
+        for item in self.session.conversation.items:
+            for update in replay(item, self.workspace):
+                self.outbox.put(update)
+        await self.outbox.flushed()
+
+    async def aclose(self) -> None:
+        for task in list(self._asking):
+            task.cancel()
+        try:
+            await self._close()
+        finally:
+            self._unsubscribe()
+            await self.outbox.aclose()
+
+    async def _send(self, update: Any) -> None:
+        await self._client.session_update(session_id=self.id, update=update)
+
+    # ------------------------------------------------------------ events
+
+    def _on_event(self, event: Event) -> None:
+        kind = type(event)
+        if kind is Delta:  # the hot path: once per token
+            if event.text:  # type: ignore[union-attr]
+                own = event.item not in self._nested  # type: ignore[union-attr]
+                self.outbox.text("message" if own else "thought", event.text)  # type: ignore[union-attr]
+            if event.reasoning:  # type: ignore[union-attr]
+                self.outbox.text("thought", event.reasoning)  # type: ignore[union-attr]
+        elif kind is ItemAdded or kind is ItemUpdated:
+            item = event.item  # type: ignore[union-attr]
+            if isinstance(item, ToolItem):
+                self._tool(item)
+            elif isinstance(item, AssistantItem) and is_nested(item):
+                self._nested.add(item.id)
+        elif kind is NoticeEvent:
+            self.outbox.text("message", notice_text(event.text, event.level))  # type: ignore[union-attr]
+        elif kind is ApprovalRequested:
+            task = asyncio.ensure_future(self._ask(event.request))  # type: ignore[union-attr]
+            self._asking.add(task)
+            task.add_done_callback(self._asking.discard)
+        elif kind is RunFinished:
+            for task in list(self._asking):  # a stop ends waiting approvals denied
+                task.cancel()
+            self._views.clear()
+            self._nested.clear()
+
+    def _tool(self, item: ToolItem) -> None:
+        view = tool_view(item, self.workspace)
+        before = self._views.get(item.id)
+        self._views[item.id] = view
+        if before is None:
+            self.outbox.put(tool_start(item, view, self.workspace.root))
+            return
+        update = tool_progress(item, before, view, self.workspace.root)
+        if update is not None:
+            self.outbox.put(update)
+
+    async def _ask(self, request: ApprovalRequest) -> None:
+        """Ask the client; its answer resolves our request ("cancelled" is a no)."""
+        item = request.item
+        view = tool_view(item, self.workspace)
+        call = permission_call(item, view, self.workspace.root, request.command, request.cwd)
+        await self.outbox.flushed()  # the tool call is on the client's screen first
+        try:
+            response = await self._client.request_permission(
+                session_id=self.id, tool_call=call, options=_options(request.suggested_rule)
+            )
+        except (RequestError, ConnectionError) as e:
+            log.warning("session/request_permission failed: %s", e)
+            request.resolve(Decision("no", NOT_ASKED))
+            return
+        request.resolve(_decision(response.outcome, request.suggested_rule))
+
+
+class Outbox:
+    """One session's updates, sent in order by one task.
+
+    Text chunks of the same kind that pile up while a send is in flight are
+    joined into one, so a fast model costs fewer messages than tokens.
+    """
+
+    def __init__(self, send: Callable[[Any], Awaitable[None]]) -> None:
+        self._send = send
+        self._queue: deque[Any] = deque()
+        self._wake = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._task = asyncio.ensure_future(self._pump())
+
+    def put(self, update: Any) -> None:
+        self._queue.append(update)
+        self._kick()
+
+    def text(self, kind: str, text: str) -> None:
+        queue = self._queue
+        if queue and type(queue[-1]) is _Text and queue[-1].kind == kind:
+            queue[-1].parts.append(text)
+        else:
+            queue.append(_Text(kind, [text]))
+        self._kick()
+
+    async def flushed(self) -> None:
+        await self._idle.wait()
+
+    async def aclose(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._idle.set()
+
+    def _kick(self) -> None:
+        self._idle.clear()
+        self._wake.set()
+
+    async def _pump(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._queue:
+                entry = self._queue.popleft()
+                try:
+                    await self._send(entry.update() if type(entry) is _Text else entry)
+                except (ConnectionError, RequestError) as e:
+                    log.debug("an update was not sent: %s", e)  # the client is gone
+                except Exception:
+                    log.exception("an update could not be sent")
+            self._idle.set()
+
+
+@dataclass
+class _Text:
+    kind: str  # "message" or "thought"
+    parts: list[str]
+
+    def update(self) -> Any:
+        text = "".join(self.parts)
+        return message_chunk(text) if self.kind == "message" else thought_chunk(text)
+
+
+class ClientFiles:
+    """File text through the client's fs/read_text_file and fs/write_text_file."""
+
+    def __init__(self, client: Any, root: Path) -> None:
+        self._client = client
+        self._root = root
+        self.session_id = ""  # known once the session is opened
+
+    async def read_text(self, path: Path) -> str:
+        self._inside(path)
+        try:
+            response = await self._client.read_text_file(session_id=self.session_id, path=str(path))
+        except (RequestError, ConnectionError) as e:
+            raise ToolError(f"The editor could not read {path} ({e}).") from e
+        return response.content
+
+    async def write_text(self, path: Path, text: str) -> None:
+        self._inside(path)
+        try:
+            await self._client.write_text_file(
+                session_id=self.session_id, path=str(path), content=text
+            )
+        except (RequestError, ConnectionError) as e:
+            raise ToolError(f"The editor could not write {path} ({e}).") from e
+
+    def _inside(self, path: Path) -> None:
+        """The tools confine paths first; this makes sure nothing else slips through."""
+        if not path.is_relative_to(self._root):
+            raise ToolError(f"{path} is outside the workspace {self._root}; it is left alone.")
+
+
+# ------------------------------------------------------------------ requests
+
+
+def prompt_text(blocks: list[Any], root: Path) -> str:
+    """A prompt's blocks as our user message: text and links inline, embedded files after."""
+    inline: list[str] = []
+    context: list[str] = []
+    for block in blocks:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            inline.append(block.text)
+        elif kind == "resource_link":
+            inline.append(_mention(block.uri, block.name, root))
+        elif kind == "resource":
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            if text is None:
+                context.append(f"(The attached {resource.uri} is binary and was left out.)")
+            else:
+                context.append(f'<context ref="{resource.uri}">\n{text}\n</context>')
+        else:
+            raise UsageError(f"This agent reads text, not {kind} — send the prompt as text.")
+    text = "\n\n".join(part for part in ("".join(inline).strip(), *context) if part)
+    if not text:
+        raise UsageError("The prompt is empty — send some text.")
+    return text
+
+
+def _mention(uri: str, name: str, root: Path) -> str:
+    """A linked file in the workspace as `@path` (what the model reads with read_file)."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return f"[{name}]({uri})"
+    path = Path(unquote(parsed.path))
+    if path.is_relative_to(root):
+        return "@" + path.relative_to(root).as_posix()
+    return str(path)
+
+
+def _workspace(cwd: str) -> Path:
+    folder = Path(cwd)
+    if not folder.is_absolute():
+        raise UsageError(f"cwd {cwd!r} is not an absolute path — send the folder's absolute path.")
+    try:
+        real = folder.resolve(strict=True)
+    except OSError as e:
+        raise UsageError(f"The folder {cwd} does not exist — send an existing folder.") from e
+    if not real.is_dir():
+        raise UsageError(f"{cwd} is not a folder — send the project folder as cwd.")
+    return real
+
+
+def _modes(current: str) -> SessionModeState:
+    available = [SessionMode(id=mode, name=name, description=text) for mode, name, text in MODES]
+    return SessionModeState(current_mode_id=current, available_modes=available)
+
+
+def _options(rule: str) -> list[PermissionOption]:
+    options = [PermissionOption(option_id=ALLOW_ONCE, name="Allow", kind="allow_once")]
+    if rule:  # "always" needs a rule to remember
+        name = f"Always allow {rule} in this conversation"
+        options.append(PermissionOption(option_id=ALLOW_ALWAYS, name=name, kind="allow_always"))
+    options.append(PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once"))
+    return options
+
+
+def _decision(outcome: Any, rule: str) -> Decision:
+    if isinstance(outcome, AllowedOutcome):
+        if outcome.option_id == ALLOW_ONCE:
+            return Decision("yes")
+        if outcome.option_id == ALLOW_ALWAYS and rule:
+            return Decision("always", rule=rule)
+    return Decision("no")
+
+
+# ------------------------------------------------------------------ stdio
+
+
+async def serve(open_session: OpenSession, version: str) -> int:
+    """Serve ACP on stdin/stdout until the client closes stdin (or SIGTERM); 0 when done."""
+    reader, writer = await protocol_streams()
+    server = AcpServer(open_session, version)
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    if main is not None:
+        loop.add_signal_handler(signal.SIGTERM, main.cancel)
+    try:
+        await run_agent(server, writer, reader)
+    except asyncio.CancelledError:
+        log.info("stopped by a signal")
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+        await server.aclose()
+    return 0

@@ -1,0 +1,98 @@
+"""Slash commands both interactive front ends share: /model and /agent (SPEC §12, §11)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from agent_cli import wiring
+from agent_cli.frontends.interactive import Interactive
+from agent_cli.settings import Price, Settings, load_settings
+from agent_cli.wiring import Opening
+from tests.support.fake_openai import FakeOpenAI, text
+
+
+@pytest.fixture
+def settings(fake: FakeOpenAI, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+    return load_settings(workspace)
+
+
+@pytest.fixture
+async def interactive(settings: Settings) -> AsyncIterator[Interactive]:
+    opened = await wiring.open_interactive(settings, Opening(), "ask")
+    try:
+        yield opened
+    finally:
+        await opened.aclose()
+
+
+async def test_model_lists_the_servers_models_with_the_usage(interactive: Interactive):
+    reply = await interactive.handle("/model")
+    assert reply.action == "pick_model"
+    assert "The model is `openai/m1`" in reply.text
+    assert "| `m1` |" in reply.text and "| `m2` |" in reply.text
+    assert "0 input and 0 output tokens" in reply.text and "$" not in reply.text
+
+
+async def test_model_switches_the_model_the_next_message_uses(
+    interactive: Interactive, fake: FakeOpenAI
+):
+    fake.add(text("from m1"), text("from m2"))
+    await interactive.session.send("first")
+    reply = await interactive.handle("/model m2")
+    assert "Model switched to `openai/m2`" in reply.text
+    assert interactive.session.conversation.model == "openai/m2"
+    await interactive.session.send("second")
+    assert [request["model"] for request in fake.requests] == ["m1", "m2"]
+
+
+async def test_model_reports_the_cost_when_the_model_has_a_price(
+    fake: FakeOpenAI, settings: Settings
+):
+    priced = dataclasses.replace(settings, prices={"m1": Price(input=2.0, output=10.0)})
+    interactive = await wiring.open_interactive(priced, Opening(), "ask")
+    try:
+        fake.add(text("hi", usage=(1_000, 100)))
+        await interactive.session.send("hello")
+        reply = await interactive.handle("/model")
+        assert "1,000 input and 100 output tokens, about $0.0030" in reply.text
+    finally:
+        await interactive.aclose()
+
+
+async def test_agent_lists_the_catalog_with_what_is_missing(interactive: Interactive):
+    reply = await interactive.handle("/agent")
+    assert reply.action == "pick_agent"
+    assert "worked by `builtin`" in reply.text
+    for agent in ("opencode", "codex", "claude", "gemini", "pi"):
+        assert f"| `{agent}` |" in reply.text
+
+
+async def test_agent_refuses_an_unknown_or_missing_agent_and_keeps_the_current_one(
+    interactive: Interactive,
+):
+    reply = await interactive.handle("/agent opencod")
+    assert reply.level == "error" and "opencode" in reply.text  # did you mean
+    reply = await interactive.handle("/agent gemini")
+    assert reply.level == "error" and "not on PATH" in reply.text
+    assert interactive.session.conversation.agent == "builtin"
+
+
+async def test_agent_builtin_is_already_the_one(interactive: Interactive):
+    reply = await interactive.handle("/agent builtin")
+    assert "already works this conversation" in reply.text
+
+
+async def test_tasks_lists_the_scheduled_tasks(interactive: Interactive, workspace: Path):
+    from tests.support.cli import agent
+
+    reply = await interactive.handle("/tasks")
+    assert "No scheduled tasks" in reply.text
+    added = agent(workspace, "tasks", "add", "look for TODOs", "--daily", "09:00", "--name", "todo")
+    assert added.returncode == 0, added.stderr.decode()
+    reply = await interactive.handle("/tasks")
+    assert "todo" in reply.text and "09:00" in reply.text
