@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from rich.console import Console, Group, RenderableType
 from rich.markdown import Markdown
+from rich.padding import Padding
 from rich.syntax import Syntax
 from rich.text import Text
 
@@ -110,16 +111,22 @@ class Printer:
         self._card_diffs: dict[str, str] = {}  # the diff each approval card already showed
         self._flush_pending = False
         self._overwrite = console.is_terminal and not console.is_dumb_terminal
+        self._nested: set[str] = set()  # sub-agents' answers: shown as their calls, not text
 
     def __call__(self, event: Event) -> None:
         kind = type(event)
         if kind is Delta:
+            if event.item in self._nested:  # type: ignore[union-attr]
+                return
             if event.reasoning:  # type: ignore[union-attr]
                 self._write(event.reasoning, reasoning=True)  # type: ignore[union-attr]
             if event.text:  # type: ignore[union-attr]
                 self._write(event.text)  # type: ignore[union-attr]
         elif kind is ItemAdded and isinstance(event.item, AssistantItem):  # type: ignore[union-attr]
-            self.end_line()
+            if event.item.parent:  # type: ignore[union-attr]
+                self._nested.add(event.item.id)  # type: ignore[union-attr]
+            else:
+                self.end_line()
         elif kind is ItemUpdated and isinstance(event.item, ToolItem):  # type: ignore[union-attr]
             self._tool(event.item)  # type: ignore[union-attr]
         elif kind is ApprovalRequested:
@@ -172,7 +179,8 @@ class Printer:
         self.end_line()
         if replace:
             self.console.file.write(UP_AND_CLEAR)
-        self.console.print(tool_line(item, self.console.width))
+        line = tool_line(item, self.console.width - 2 if item.parent else self.console.width)
+        self.console.print(Padding(line, (0, 0, 0, 2)) if item.parent else line)  # under its task
         if item.state == "running":
             self._running_line = item.id
         elif item.state == "done" and item.diff and self._card_diffs.get(item.id) != item.diff:

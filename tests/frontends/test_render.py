@@ -1,0 +1,34 @@
+"""The line REPL's printer: a sub-agent's work shows under its task, not as the answer."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from agent_cli.engine.events import Delta, ItemAdded, ItemUpdated, RunFinished
+from agent_cli.engine.items import AssistantItem, ToolItem
+from agent_cli.frontends.render import Printer
+
+
+async def test_a_sub_agents_text_is_not_printed_and_its_calls_are_indented():
+    buffer = io.StringIO()
+    printer = Printer(Console(file=buffer, width=80, color_system=None))
+    task = ToolItem("task", "t1", title="Task: find it", state="running")
+    child = AssistantItem("", parent=task.id)
+    child_call = ToolItem("read_file", "c1", title="Read a.py", state="running", parent=task.id)
+    answer = AssistantItem("")
+    printer(ItemUpdated(task))
+    printer(ItemAdded(child))
+    printer(Delta(child.id, "the child's own words"))
+    printer(ItemUpdated(child_call))
+    printer(ItemAdded(answer))
+    printer(Delta(answer.id, "The answer."))
+    printer(RunFinished("answered", ""))
+    shown = buffer.getvalue()
+    assert "the child's own words" not in shown
+    assert "The answer." in shown
+    task_line = next(line for line in shown.splitlines() if "Task: find it" in line)
+    call_line = next(line for line in shown.splitlines() if "Read a.py" in line)
+    indent = len(call_line) - len(call_line.lstrip())
+    assert indent == len(task_line) - len(task_line.lstrip()) + 2
