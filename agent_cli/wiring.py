@@ -20,7 +20,7 @@ from agent_cli.settings import ProviderSettings, Settings
 
 if TYPE_CHECKING:
     from agent_cli.backends.catalog import AgentSpec
-    from agent_cli.frontends.interactive import AgentChoice, Interactive
+    from agent_cli.frontends.interactive import AgentChoice, Interactive, Questions
     from agent_cli.tools.base import FileAccess, Tool
     from agent_cli.tools.mcp import McpServers
 
@@ -384,6 +384,7 @@ async def open_interactive(
     mode: str,
     ask_trust: AskTrust | None = None,
     agent: str | None = None,
+    questions: Questions | None = None,
 ) -> Interactive:
     """The current session and slash commands for the TUI or the line REPL.
 
@@ -393,7 +394,7 @@ async def open_interactive(
     not answer is said before the screen opens. `ask_trust` asks the person
     before a workspace's own MCP servers may start.
     """
-    from agent_cli.frontends.interactive import Interactive
+    from agent_cli.frontends.interactive import Interactive, Questions
 
     store = make_store()
     conversation = open_conversation(settings, store, opening, mode)
@@ -422,4 +423,5 @@ async def open_interactive(
         route=route,
         agents=Agents(settings),
         prices=settings.price_of,
+        questions=questions or Questions(),
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,6 +19,7 @@ import typer
 from agent_cli.commands.common import guarded, start_debug_log, workspace_from
 
 if TYPE_CHECKING:
+    from agent_cli.frontends.interactive import Questions
     from agent_cli.tools.mcp import ServerConfig, ServerStatus
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -315,6 +316,15 @@ def ask_trust_inline(file: Path, servers: list[ServerConfig]) -> bool:
     except (EOFError, KeyboardInterrupt):
         return False
     return answer.strip().lower() in ("y", "yes")
+
+
+def ask_trust_through(questions: Questions) -> Callable[[Path, list], Awaitable[bool]]:
+    """The trust question, asked by whichever front end answers `questions` (the TUI)."""
+
+    async def ask(file: Path, servers: list) -> bool:
+        return await questions.ask(trust_question(file, servers))
+
+    return ask
 
 
 async def ask_trust_inline_async(file: Path, servers: list[ServerConfig]) -> bool:

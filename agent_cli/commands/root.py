@@ -101,11 +101,20 @@ def _interactive(
         print(f"agent: {warning}", file=sys.stderr)
 
     async def go() -> int:
-        ask_trust = None
+        from agent_cli.frontends.interactive import Questions
+
+        questions = Questions()  # the TUI answers them with a modal once it runs
+        ask_trust: wiring.AskTrust | None = None
         if plain and sys.stdin.isatty():
             from agent_cli.commands.mcp import ask_trust_inline_async as ask_trust
+        elif not plain:
+            from agent_cli.commands.mcp import ask_trust_through
+
+            ask_trust = ask_trust_through(questions)
         mode = settings.mode or "ask"
-        interactive = await wiring.open_interactive(settings, opening, mode, ask_trust, agent)
+        interactive = await wiring.open_interactive(
+            settings, opening, mode, ask_trust, agent, questions
+        )
         try:
             if plain:
                 from agent_cli.frontends.line import run_line

@@ -98,6 +98,17 @@ class AgentChoices(Protocol):
         ...
 
 
+class Questions:
+    """Yes/no questions the agent needs a person for (may a workspace's own MCP servers
+    or hooks run?), answered by whichever front end attaches; "no" while none has."""
+
+    def __init__(self) -> None:
+        self.answer: Callable[[str], Awaitable[bool]] | None = None
+
+    async def ask(self, question: str) -> bool:
+        return await self.answer(question) if self.answer is not None else False
+
+
 @dataclass
 class Interactive:
     """Holds the current Session and answers slash commands for a front end.
@@ -115,6 +126,7 @@ class Interactive:
     route: ModelRoute | None = None
     agents: AgentChoices | None = None
     prices: Callable[[str], Price | None] = lambda _model: None
+    questions: Questions = field(default_factory=Questions)
 
     async def aclose(self) -> None:
         """End the current session's run and release the provider."""

@@ -9,6 +9,7 @@ reply's action (quit, clear, a new session, a theme).
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import time
 from collections.abc import Callable
@@ -109,6 +110,7 @@ class AgentApp(App[int]):
 
     async def on_mount(self) -> None:
         self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self.interactive.questions.answer = self._ask
         self._show_status()
         await self.transcript.show(self.session.conversation.items)
         for problem in self.theme_problems:
@@ -254,6 +256,15 @@ class AgentApp(App[int]):
         self.status.mode = mode
 
     # -- the status line ---------------------------------------------------------------
+
+    async def _ask(self, question: str) -> bool:
+        """A yes/no the agent needs (may a workspace's own servers run?), as a modal."""
+        from agent_cli.frontends.tui.question import Question
+
+        answered: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self.push_screen(Question(question), callback=answered.set_result)
+        self.bell()
+        return await answered
 
     def _cost(self) -> float:
         """The conversation's cost so far; -1 when its model has no price configured."""

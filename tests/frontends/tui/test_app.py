@@ -333,3 +333,36 @@ async def test_a_recalled_command_does_not_open_the_menu(app: AgentApp):
         assert not app.composer.menu.display
         await pilot.press("down")
         assert app.composer.input.text == ""
+
+
+async def test_a_workspaces_own_mcp_servers_are_asked_about_in_a_modal(
+    settings, fake: FakeOpenAI, workspace: Path
+):
+    import sys
+
+    from agent_cli import mcp_config
+    from agent_cli.commands.mcp import ask_trust_through
+    from agent_cli.frontends.interactive import Questions
+    from agent_cli.frontends.tui.question import Question
+    from tests.support.mcp_servers import SERVER
+
+    servers = {"mcpServers": {"repo": {"command": sys.executable, "args": [str(SERVER)]}}}
+    (workspace / ".agent").mkdir()
+    (workspace / ".agent" / "mcp.json").write_text(json.dumps(servers))
+    questions = Questions()
+    interactive = await wiring.open_interactive(
+        settings, Opening(), "ask", ask_trust_through(questions), None, questions
+    )
+    app = AgentApp(interactive, settings)
+    fake.add(text("Hello."))
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await send(pilot, app, "hi")
+            await until(pilot, lambda: isinstance(app.screen, Question))
+            assert "repo" in app.screen.question and "MCP servers" in app.screen.question
+            await pilot.press("n")
+            await settle(pilot, app)
+            assert not mcp_config.is_trusted(workspace, workspace / ".agent" / "mcp.json")
+            assert "Hello." in shown_text(app.transcript.query_one(AssistantView))
+    finally:
+        await interactive.aclose()
