@@ -33,7 +33,6 @@ DEFAULT_MODE = "ask"
 DEFAULT_MAX_ROUNDS = 30
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 120.0
-STDIN_CAP = 256 * 1024
 MODES = ("ask", "read-only", "full")
 PROVIDER_KINDS = ("openai", "anthropic", "openai-responses")
 
@@ -390,6 +389,8 @@ def _read_config(path: Path, project: bool, env: Mapping[str, str] | None = None
                 layer.values[f"subagents.{name}"] = number
         elif key in _TOP_KEYS:
             layer.values[key] = bad.check(key, value, _TOP_KEYS[key])
+            if key == "mode" and value not in MODES:
+                raise bad.error(key, f"is {value!r}: use ask, read-only or full")
         else:
             layer.warnings.append(f"{path}, line {bad.line_of(key)}: unknown key {key!r}.")
     return layer

@@ -112,9 +112,13 @@ def test_project_file_cannot_raise_its_own_permissions(tmp_path):
 
 def test_mode_flag_is_checked(tmp_path):
     assert load_settings(tmp_path, Flags(mode="full"), {}).mode == "full"
-    user_config('mode = "yolo"\n')
-    with pytest.raises(ConfigError, match="Unknown mode 'yolo'"):
+    path = user_config('model = "m"\nmode = "yolo"\n')
+    with pytest.raises(ConfigError, match="line 2: 'mode' is 'yolo'") as info:
         load_settings(tmp_path, environ={})
+    assert str(path) in str(info.value)
+    path.unlink()
+    with pytest.raises(ConfigError, match="Unknown mode 'fast'"):
+        load_settings(tmp_path, Flags(mode="fast"), {})
 
 
 def test_a_key_alone_picks_its_service(tmp_path):

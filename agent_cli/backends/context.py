@@ -84,11 +84,7 @@ def to_messages(items: Sequence[Item]) -> tuple[Message, ...]:
         elif isinstance(item, SummaryItem):
             messages.append(Message("user", SUMMARY_HEADER + item.text))
         elif isinstance(item, AssistantItem) and (item.text or item.tool_calls):
-            calls = tuple(
-                ToolCallSpec(c.id, c.name, arguments_for_model(c.arguments))
-                for c in item.tool_calls
-            )
-            messages.append(Message("assistant", item.text, calls))
+            messages.append(_assistant_message(item))
             for call in item.tool_calls:
                 messages.append(_result_message(call.id, results.get(call.id)))
     return tuple(messages)
@@ -96,11 +92,36 @@ def to_messages(items: Sequence[Item]) -> tuple[Message, ...]:
 
 _FINAL = ("done", "denied", "error")
 
+# Every round sends every earlier answer again: an answer's message is built once. A
+# finished answer never changes; the key still holds what could (its text, its calls).
+_ASSISTANT_MESSAGES: dict[tuple[str, str, int], Message] = {}
+_ASSISTANT_MESSAGES_KEPT = 4096
+
+
+def _assistant_message(item: AssistantItem) -> Message:
+    key = (item.id, item.text, len(item.tool_calls))
+    message = _ASSISTANT_MESSAGES.get(key)
+    if message is None:
+        calls = tuple(
+            ToolCallSpec(c.id, c.name, arguments_for_model(c.arguments)) for c in item.tool_calls
+        )
+        message = Message("assistant", item.text, calls)
+        if len(_ASSISTANT_MESSAGES) >= _ASSISTANT_MESSAGES_KEPT:
+            _ASSISTANT_MESSAGES.clear()  # simplest bound; the next round refills it
+        _ASSISTANT_MESSAGES[key] = message
+    return message
+
 
 def _result_message(call_id: str, item: ToolItem | None) -> Message:
     if item is None:
         return Message("tool", NOT_RUN, tool_call_id=call_id, is_error=True)
-    return Message("tool", result_for_model(item), tool_call_id=call_id, is_error=item.is_error)
+    cap = SHORTENED_CAP if item.shortened else MODEL_RESULT_CAP
+    return _tool_message(call_id, item.result, cap, item.is_error)
+
+
+@functools.lru_cache(maxsize=4096)  # every round sends every earlier result again
+def _tool_message(call_id: str, result: str, cap: int, is_error: bool) -> Message:
+    return Message("tool", cap_for_model(result, cap), tool_call_id=call_id, is_error=is_error)
 
 
 def result_for_model(item: ToolItem) -> str:

@@ -405,7 +405,11 @@ class BuiltinLoop:
             if change is None:
                 return decision, None
             # Recompute after the yes: a file changed meanwhile is never overwritten blind.
-            fresh = await self._preview(run, tool, item, args)
+            try:
+                fresh = await self._preview(run, tool, item, args)
+            except (ArgumentError, OSError, ValueError, ToolError) as e:
+                _fail(run, item, str(e))  # e.g. the file was deleted while the card waited
+                return None
             if fresh.diff == change.diff:
                 return decision, fresh
             run.notice(f"{fresh.relative} changed while the card waited; here is the new diff.")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import codecs
 import sys
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
@@ -117,33 +118,38 @@ def read_prompt(prompt: str | None, optional: bool = False) -> str:
     if prompt is None or prompt == "-":
         if not piped:
             raise UsageError('Give a request: agent run "your request", or pipe one in.')
-        text, _ = _read_capped(stdin)
+        text = _read_capped(stdin)
         if not text.strip() and optional:
             return ""
         if not text.strip():
             raise UsageError('stdin was empty — give a request: agent run "your request".')
         return text.strip()
     if piped:
-        data, total = _read_capped(stdin)
+        data = _read_capped(stdin)
         if data.strip():
-            if total > STDIN_CAP:
-                print(
-                    f"agent: stdin was {total:,} bytes; only the first {STDIN_CAP:,} bytes "
-                    "were included.",
-                    file=sys.stderr,
-                )
             return f"{prompt}\n\n{_fenced(data)}"
     return prompt
 
 
-def _read_capped(stream) -> tuple[str, int]:
-    """Read at most STDIN_CAP bytes and count the rest without keeping it."""
+def _read_capped(stream: TextIO) -> str:
+    """At most STDIN_CAP bytes of `stream` as text, saying so on stderr when there was more.
+
+    The rest is read and counted, not kept: the writer then ends normally instead of
+    on a broken pipe (which fails a `set -o pipefail` script).
+    """
     buffer = stream.buffer
     data = buffer.read(STDIN_CAP)
     total = len(data)
     while chunk := buffer.read(1 << 16):
         total += len(chunk)
-    return data.decode("utf-8", "replace"), total
+    if total > STDIN_CAP:
+        print(
+            f"agent: stdin was {total:,} bytes; only the first {STDIN_CAP:,} bytes were included.",
+            file=sys.stderr,
+        )
+    # Not final when cut: a character split by the cap is dropped, not shown as "�".
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    return decoder.decode(data, final=total <= STDIN_CAP)
 
 
 def _fenced(text: str) -> str:

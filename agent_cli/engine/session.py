@@ -33,6 +33,7 @@ from agent_cli.errors import AgentError, StoreError, UsageError
 log = logging.getLogger(__name__)
 
 STOPPED_RESULT = "The run was stopped before this call finished; it did not complete."
+FAILED_RESULT = "The run ended with an error before this call finished; it did not complete."
 
 
 class Session:
@@ -220,7 +221,8 @@ class Session:
             elif isinstance(item, ToolItem) and item.state in ("composing", "running", "waiting"):
                 item.state = "denied" if item.state == "waiting" else "error"
                 item.is_error = True
-                item.result = item.result or STOPPED_RESULT
+                stopped = result.reason is StopReason.STOPPED
+                item.result = item.result or (STOPPED_RESULT if stopped else FAILED_RESULT)
                 run.update(item)
         if result.reason is StopReason.STOPPED:
             run.notice("Stopped.")

@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import re
+import socket
 import ssl
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -356,10 +357,7 @@ class StreamingProvider:
             message = f"Could not connect to the {self._where} within "
             message += f"{self._connect_timeout:g} s — check that it is running and reachable."
         elif isinstance(exc, httpx.ConnectError):
-            reason = f"could not connect: {detail}"
-            message = f"Could not reach the {self._where} ({detail}) — check that it is "
-            message += "running and that the base URL is right."
-            message = local_server_hint(self.base_url, self.name) or message
+            return self._connect_failure(exc, detail)
         elif isinstance(exc, httpx.ReadTimeout):
             reason = f"nothing arrived for {self._read_timeout:g} s"
             message = f"The {self._where} sent nothing for {self._read_timeout:g} s — it may be "
@@ -371,6 +369,45 @@ class StreamingProvider:
             message = f"The {self._where} sent a response that could not be read ({detail}) — "
             return _Failed(ProviderProtocolError(message + "check the base URL."), detail)
         return _Failed(ProviderConnectionError(message), reason)
+
+    def _connect_failure(self, exc: httpx.ConnectError, detail: str) -> _Failed:
+        """No connection: say whether the name, TLS or the server itself was the trouble.
+
+        A server that sent a certificate we do not trust is running, so "start your
+        server" would mislead; and no retry changes a certificate or makes a name exist.
+        """
+        cause = _root_cause(exc)
+        retryable = True
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            message = f"The certificate of the {self._where} could not be verified "
+            message += f"({cause.verify_message or detail}) — if you trust this server, point "
+            message += "SSL_CERT_FILE at the certificate that signs it; otherwise check the "
+            message += "base URL."
+            retryable = False
+        elif isinstance(cause, ssl.SSLError):
+            message = f"Could not set up TLS with the {self._where} ({detail}) — check that "
+            message += "the server speaks https, or use http:// in the base URL if it does not."
+        elif isinstance(cause, socket.gaierror):
+            host = httpx.URL(self.base_url).host
+            message = f"Could not find the host {host} of the {self._where} — check the base "
+            message += "URL and the network connection."
+            retryable = cause.errno != socket.EAI_NONAME  # "no such name", not a hiccup
+        else:
+            message = f"Could not reach the {self._where} ({detail}) — check that it is "
+            message += "running and that the base URL is right."
+            message = local_server_hint(self.base_url, self.name) or message
+        error = ProviderConnectionError(message)
+        error.retryable = retryable
+        return _Failed(error, f"could not connect: {detail}")
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """The innermost exception behind `exc` (httpx wraps httpcore, which wraps the OS's)."""
+    seen = {id(exc)}
+    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        exc = inner
+    return exc
 
 
 class _Failed(Exception):

@@ -289,6 +289,8 @@ def _validate(schema: Mapping[str, Any], value: Any, where: str) -> Any:
 
 def cap_for_model(text: str, limit: int = MODEL_RESULT_CAP) -> str:
     """Head and tail of `text` within `limit` UTF-8 bytes, with a line saying what was cut."""
+    if len(text) * 4 <= limit:  # fits whatever its characters: no need to encode it
+        return text
     data = text.encode("utf-8")
     if len(data) <= limit:
         return text

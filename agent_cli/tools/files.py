@@ -21,6 +21,7 @@ still checked on disk.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import stat
 from collections.abc import Mapping, Sequence
@@ -245,7 +246,7 @@ def _current_text(real: Path, shown: str) -> str | None:
     data = _load(real, shown)
     text = _decode(data)
     if text is None:
-        raise _binary(shown, len(data))
+        raise _not_text(shown, data)
     return text
 
 
@@ -262,6 +263,16 @@ async def _current_text_through(files: FileAccess, real: Path, shown: str) -> st
 
 def _binary(shown: str, size: int) -> ToolError:
     return ToolError(f"{shown} is a binary file ({size} bytes); only text files can be changed.")
+
+
+def _not_text(shown: str, data: bytes) -> ToolError:
+    """Why a file that `_decode` refused cannot be changed: binary, or another encoding."""
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        return _binary(shown, len(data))
+    return ToolError(
+        f"{shown} is not UTF-8 text (perhaps Latin-1 or another encoding); only UTF-8 files "
+        "can be changed, so leave it as it is or convert it to UTF-8 first."
+    )
 
 
 def _is_crlf(text: str) -> bool:
@@ -340,13 +351,59 @@ def select_hunks(change: FileChange, keep: Sequence[int]) -> str:
     return apply_hunks(change.before, change.after, change.diff, keep)
 
 
+class _Stale(ToolError):
+    """The file is no longer what the change was planned on."""
+
+
+def _check_unchanged(change: FileChange) -> None:
+    """Raise `_Stale` unless the file on disk is still the one the change was planned on.
+
+    Time passes between a plan and its write (an approval card, a checkpoint);
+    writing then would put back a deleted file or undo someone else's edit.
+    """
+    shown, exists = change.relative, os.path.lexists(change.path)
+    if change.before is None:
+        if exists:
+            raise _Stale(
+                f"{shown} was created by something else after this change was planned, so "
+                "nothing was written; read it, then redo the change."
+            )
+        return
+    if not exists:
+        raise _Stale(
+            f"{shown} was deleted after this change was planned, so nothing was written; "
+            "check that it is still wanted before creating it again."
+        )
+    expected = change.before.encode("utf-8")
+    try:
+        same = os.path.getsize(change.path) == len(expected)
+        same = same and change.path.read_bytes() == expected
+    except OSError:
+        same = False
+    if not same:
+        raise _Stale(
+            f"{shown} changed after this change was planned, so nothing was written; "
+            "read it again and redo the change."
+        )
+
+
+def _write_checked(change: FileChange, text: str) -> None:
+    _check_unchanged(change)
+    _write_atomically(change.path, text)
+
+
 def _write_atomically(path: Path, text: str) -> None:
-    """Replace `path` in one step (temp file + rename), keeping an existing file's mode."""
+    """Replace `path` in one step (temp file + rename), keeping an existing file's mode.
+
+    The rename would replace a read-only file too, so that is refused first.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
         mode = None
+    if mode is not None and not os.access(path, os.W_OK):
+        raise PermissionError(errno.EACCES, "it is read-only")
     temp = path.with_name(f".{path.name}.{os.urandom(4).hex()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
     try:
@@ -384,6 +441,9 @@ async def apply_change(
 ) -> ToolResult:
     """Write `after` (default `change.after`) to the file atomically and say what changed.
 
+    On disk, the file must still be what the change was planned on (else nothing
+    is written and the result says why); a read-only file is not replaced.
+
     The text names the effect (created/replaced, lines, bytes, the changed
     span); for edit_file's change (an `EditChange`) the diff follows, which the
     model reads as the answer to its edit.
@@ -394,10 +454,12 @@ async def apply_change(
         diff = unified_diff(change.relative, change.before, text)
     try:
         if ctx.files is None:
-            await asyncio.to_thread(_write_atomically, change.path, text)
-        else:
+            await asyncio.to_thread(_write_checked, change, text)
+        else:  # the editor's buffer, which may rightly differ from the disk
             await asyncio.to_thread(change.path.parent.mkdir, parents=True, exist_ok=True)
             await ctx.files.write_text(change.path, text)
+    except _Stale as exc:
+        return ToolResult(str(exc), is_error=True)
     except OSError as exc:
         return ToolResult(
             f"{change.relative} could not be written ({exc.strerror or exc}); nothing was changed.",

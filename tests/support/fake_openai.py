@@ -12,6 +12,11 @@ Each POST /v1/chat/completions takes the next scripted response; bodies are
 rendered to bytes when scripted, so serving a 20,000-delta answer costs one
 big write. Streams use chunked transfer encoding like real servers, which lets
 `drop` break a response mid-body in a way the client notices.
+
+Faults worth a real server: `long_text` streams an answer of any size made as
+it is sent (the fake never holds it whole), and `FakeOpenAI(certificate=...)`
+serves HTTPS with a certificate of the test's making (`self_signed_certificate`),
+so a client that does not trust it fails the TLS handshake for real.
 """
 
 from __future__ import annotations
@@ -19,12 +24,17 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import shutil
 import socket
+import ssl
+import subprocess
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -34,7 +44,9 @@ __all__ = [
     "frames",
     "http_error",
     "json_body",
+    "long_text",
     "raw",
+    "self_signed_certificate",
     "text",
     "tool_calls",
 ]
@@ -44,6 +56,8 @@ WRITE_BLOCK = 64 * 1024  # bytes per chunk when a body is not split on purpose
 POLL_SECONDS = 0.01  # how often the accept loop checks for stop(); bounds stop()'s latency
 IDLE_SECONDS = 30.0  # a connection idle this long is closed (a safety net for stray clients)
 ARGUMENT_PIECES = 4  # fragments per tool call's arguments
+LONG_TEXT_PIECE = "0123456789abcdef" * 64  # one delta of `long_text`: 1 KiB, easy to check
+CERTIFICATE_DAYS = 2  # a test certificate needs to outlive only the test
 EMPTY_QUEUE_MESSAGE = "fake server: no scripted response left"
 COMPLETION_ID = "chatcmpl-fake"
 _WORD = re.compile(r"\s*\S+\s*|\s+")
@@ -53,7 +67,9 @@ _WORD = re.compile(r"\s*\S+\s*|\s+")
 class Scripted:
     """One scripted answer. `split` writes the body in pieces of that many bytes
     (each flushed as its own chunk), `delay` waits between pieces, `drop` breaks
-    the connection after the body, `stall` waits that long before finishing."""
+    the connection after the body, `stall` waits that long before finishing.
+    `more` makes pieces to send after `body`, each only when its turn comes, so
+    an answer of any size streams without being held whole (chunked streams only)."""
 
     body: bytes
     status: int = 200
@@ -63,6 +79,7 @@ class Scripted:
     delay: float = 0.0
     drop: bool = False
     stall: float = 0.0
+    more: Callable[[], Iterable[bytes]] | None = None
 
     def replace(self, **changes: Any) -> Scripted:
         """A copy with some options changed, e.g. `text("hi").replace(split=1)`."""
@@ -132,6 +149,24 @@ def tool_calls(
     parts.append(frames(*(chunk({"tool_calls": [f]}, model=model) for f in ordered), done=False))
     parts.append(_ending("tool_calls", usage, model))
     return Scripted(b"".join(parts))
+
+
+def long_text(size: int, *, usage: tuple[int, int] | None = (10, 5)) -> Scripted:
+    """A streamed answer of `size` characters (a multiple of 1 KiB) in 1 KiB deltas of
+    `LONG_TEXT_PIECE`, made as it is sent: a 50 MB answer costs the fake no memory."""
+    count, rest = divmod(size, len(LONG_TEXT_PIECE))
+    if rest:
+        raise ValueError(f"long_text: size must be a multiple of {len(LONG_TEXT_PIECE)}")
+    frame = _delta_frames("content", [LONG_TEXT_PIECE], "m1")
+    per_write = max(1, WRITE_BLOCK // len(frame))
+
+    def pieces() -> Iterator[bytes]:
+        for start in range(0, count, per_write):
+            yield frame * min(per_write, count - start)
+        yield _ending("stop", usage, "m1")
+
+    opening = frames(chunk({"role": "assistant", "content": ""}), done=False)
+    return Scripted(opening, more=pieces)
 
 
 def http_error(
@@ -249,6 +284,7 @@ class _State:
     paths: list[str] = field(default_factory=list)
     connections: set[socket.socket] = field(default_factory=set)
     accepted: int = 0
+    tls_refused: int = 0  # TLS handshakes that failed (the client refused the certificate)
     threads: list[threading.Thread] = field(default_factory=list)
 
 
@@ -257,6 +293,23 @@ class _Server(ThreadingHTTPServer):
     interpreter's exit, yet they are tracked so that stop() can join every one."""
 
     state: _State
+    tls: ssl.SSLContext | None = None
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        """With TLS, the handshake happens here, in the connection's own thread: a client
+        that refuses the certificate then fails only its own connection."""
+        if self.tls is None:
+            super().finish_request(request, client_address)
+            return
+        request.settimeout(IDLE_SECONDS)
+        try:
+            secure = self.tls.wrap_socket(request, server_side=True)
+        except OSError:  # ssl.SSLError included: the client hung up on our certificate
+            with self.state.lock:
+                self.state.tls_refused += 1
+            return
+        with secure:
+            super().finish_request(secure, client_address)
 
     def handle_error(self, request: object, client_address: object) -> None:
         """A client hanging up early (a stopped run, a benchmark) is normal here: no traceback."""
@@ -360,6 +413,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
             if scripted.delay and start + block < len(body) and stopping.wait(scripted.delay):
                 break  # stop() was called
+        if chunked and scripted.more is not None:
+            for piece in scripted.more():
+                if stopping.is_set():
+                    break
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
         if scripted.stall:
             stopping.wait(scripted.stall)  # cut short by stop()
         if scripted.drop or stopping.is_set():  # a stopped server does not finish either
@@ -386,12 +444,19 @@ def _not_found(path: str) -> Scripted:
 class FakeOpenAI:
     """The fake server; a context manager that starts on enter and stops on exit."""
 
-    def __init__(self, models: list[str] | None = None) -> None:
+    def __init__(
+        self, models: list[str] | None = None, *, certificate: tuple[Path, Path] | None = None
+    ) -> None:
+        """`certificate` (certificate file, key file): serve HTTPS with it."""
         self._state = _State(models=list(models) if models is not None else ["m1"])
         self._server = _Server((HOST, 0), _Handler)
         self._server.state = self._state
+        if certificate is not None:
+            self._server.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self._server.tls.load_cert_chain(*certificate)
         self.port: int = self._server.server_address[1]
-        self.base_url = f"http://{HOST}:{self.port}/v1"
+        scheme = "http" if certificate is None else "https"
+        self.base_url = f"{scheme}://{HOST}:{self.port}/v1"
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": POLL_SECONDS},
@@ -420,6 +485,11 @@ class FakeOpenAI:
     def connections_accepted(self) -> int:
         """TCP connections accepted so far (to check that clients reuse connections)."""
         return self._state.accepted
+
+    @property
+    def tls_refused(self) -> int:
+        """TLS handshakes that failed: a client that would not trust the certificate."""
+        return self._state.tls_refused
 
     @property
     def pending(self) -> int:
@@ -455,3 +525,60 @@ class FakeOpenAI:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def self_signed_certificate(folder: Path) -> tuple[Path, Path] | None:
+    """A certificate for 127.0.0.1 that signs itself, and its key, written to `folder`;
+    None when neither the `cryptography` package nor an `openssl` program is here."""
+    certificate, key = folder / "cert.pem", folder / "key.pem"
+    try:
+        _write_certificate_with_cryptography(certificate, key)
+    except ImportError:
+        openssl = shutil.which("openssl")
+        if openssl is None:
+            return None
+        subprocess.run(
+            [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={HOST}",
+             "-addext", f"subjectAltName=IP:{HOST}", "-days", str(CERTIFICATE_DAYS),
+             "-keyout", str(key), "-out", str(certificate)],
+            check=True,
+            capture_output=True,
+        )  # fmt: skip
+    return certificate, key
+
+
+def _write_certificate_with_cryptography(certificate: Path, key_file: Path) -> None:
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, HOST)])
+    now = datetime.datetime.now(datetime.UTC)
+    public, address = key.public_key(), ipaddress.ip_address(HOST)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(public)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=CERTIFICATE_DAYS))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(address)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(public), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    certificate.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )

@@ -403,6 +403,7 @@ async def test_apply_change_answers_like_the_tool_that_planned(
     assert edit_change.after == write_change.after
     assert isinstance(edit_change, EditChange) and isinstance(edit_change, FileChange)
     edited = await apply_change(ctx, edit_change)
+    (tmp_path / "a.txt").write_text("one\ntwo\n")  # as planned on: a stale plan is refused
     replaced = await apply_change(ctx, write_change)
     assert edited.text == "Edited a.txt (2 lines, 6 bytes); line 1 changed.\n\n" + edited.diff
     assert replaced.text == "Replaced a.txt (2 lines, 6 bytes); line 1 changed."
