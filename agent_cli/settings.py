@@ -87,8 +87,9 @@ HOOK_EVENTS = ("user_prompt_submit", "pre_tool_use", "post_tool_use", "notificat
 DEFAULT_HOOK_TIMEOUT = 30.0
 DEFAULT_SUBAGENT_DEPTH = 3
 DEFAULT_SUBAGENT_ROUNDS = 50
-# An agent entry names a program to run: a cloned repository must not choose it.
-_PROJECT_FORBIDDEN = ("mode", "providers", "rules.allow", "agents")
+# An agent entry names a program to run, and sub-agent budgets spend your tokens:
+# a cloned repository must not choose either.
+_PROJECT_FORBIDDEN = ("mode", "providers", "rules.allow", "agents", "subagents")
 
 
 @dataclass(frozen=True)

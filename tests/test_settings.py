@@ -247,3 +247,10 @@ def test_bad_new_tables_name_the_key(tmp_path, text, key):
     user_config(text)
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         load_settings(tmp_path, environ={})
+
+
+def test_a_project_file_cannot_raise_the_sub_agent_budget(tmp_path):
+    project_config(tmp_path, "[subagents]\nmax_rounds = 100000\n")
+    settings = load_settings(tmp_path, environ={})
+    assert settings.subagent_rounds == 50
+    assert any("'subagents' is ignored" in warning for warning in settings.warnings)
