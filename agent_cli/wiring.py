@@ -408,6 +408,7 @@ async def open_interactive(
         await route.aclose()
         raise
     saving = store if opening.save else None
+    _preload_mcp_sdk(settings.workspace)
 
     def make(conversation: Conversation) -> Session:
         return routed_session(settings, conversation, saving, route, ask_trust)
@@ -425,3 +426,14 @@ async def open_interactive(
         prices=settings.price_of,
         questions=questions or Questions(),
     )
+
+
+def _preload_mcp_sdk(workspace: Path) -> None:
+    """With MCP servers configured, import their SDK (a second or more) while the person
+    types: the first message then starts them without waiting for the import."""
+    from agent_cli import mcp_config
+
+    if mcp_config.user_file().exists() or mcp_config.workspace_file(workspace).exists():
+        from agent_cli.tools.mcp import preload_sdk
+
+        preload_sdk()

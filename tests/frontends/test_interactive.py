@@ -96,3 +96,22 @@ async def test_tasks_lists_the_scheduled_tasks(interactive: Interactive, workspa
     assert added.returncode == 0, added.stderr.decode()
     reply = await interactive.handle("/tasks")
     assert "todo" in reply.text and "09:00" in reply.text
+
+
+async def test_the_mcp_sdk_is_imported_ahead_when_servers_are_configured(
+    settings: Settings, workspace: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from agent_cli.tools import mcp
+
+    monkeypatch.setattr(mcp, "_SDK", None)  # as in a fresh process
+    opened = await wiring.open_interactive(settings, Opening(), "ask")
+    await opened.aclose()
+    assert mcp._SDK is None  # nothing configured: nothing imported
+    (workspace / ".agent").mkdir()
+    (workspace / ".agent" / "mcp.json").write_text('{"mcpServers": {}}')
+    opened = await wiring.open_interactive(settings, Opening(), "ask")
+    try:
+        assert mcp._SDK is not None  # the import runs in a worker thread meanwhile
+        await mcp._SDK
+    finally:
+        await opened.aclose()
