@@ -135,3 +135,15 @@ def test_an_error_answer_is_logged_without_the_key_it_echoes(tmp_path: Path) -> 
     written = "".join(p.read_text() for p in paths.log_dir().glob("*.log"))
     assert "answered 401" in written and "Incorrect API key provided" in written
     assert KEY not in written
+
+
+def test_debug_before_the_command_logs_too(tmp_path: Path) -> None:
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    with FakeOpenAI(models=["m1"]) as fake:
+        fake.add(text("Logged."))
+        result = agent(workspace, "--debug", "run", "hi", fake=fake, env={"OPENAI_API_KEY": KEY})
+    assert result.returncode == 0, err(result)
+    said = next(line for line in err(result).splitlines() if "debug log" in line)
+    written = Path(said.rsplit(" ", 1)[1]).read_text()
+    assert "Logged." in written and KEY not in written

@@ -62,6 +62,8 @@ def root(
         typer.echo(f"agent {__version__}")
         raise typer.Exit(0)
     if ctx.invoked_subcommand is not None:
+        if debug:  # `agent --debug run ...` logs as `agent run --debug ...` does
+            start_debug_log()
         return
 
     def action() -> int:
