@@ -14,6 +14,8 @@ ALLOWED = {
     "policy": {"policy", "tools", "providers", "errors", "paths", "settings"},
     "providers": {"providers", "errors", "paths"},
     "tools": {"tools", "providers", "errors", "paths"},
+    # Scheduled tasks sit beside the commands: they drive a headless run through wiring.
+    "tasks": {"tasks", "wiring", "frontends", "engine", "settings", "errors", "paths"},
     "backends": {
         "backends",
         "engine",
@@ -35,6 +37,8 @@ def imports_of(path: Path) -> set[str]:
             names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
+            if node.module == "agent_cli":  # `from agent_cli import wiring` names a module
+                names.update(f"agent_cli.{a.name}" for a in node.names if a.name != "__version__")
     return names
 
 
