@@ -20,6 +20,7 @@ from agent_cli.docs_gen import Command
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 SHELLS = ("sh", "bash", "console", "")
+REDIRECT = "\0redirect"
 
 
 def shell_blocks(text: str) -> list[str]:
@@ -61,8 +62,12 @@ def readme_commands() -> list[list[str]]:
                     while words and "=" in words[0] and not words[0].startswith("-"):
                         words = words[1:]  # VAR=value before the command
                     if words and words[0] == "agent":
-                        found.append(words[1:])
+                        found.append([word for word in words[1:] if word])
                     words = []
+                elif token in (">", ">>", "<", "2>", "2>>"):
+                    words.append(REDIRECT)  # it and the file after it are the shell's
+                elif words and words[-1] == REDIRECT:
+                    words[-1] = ""
                 else:
                     words.append(token)
     return found
