@@ -327,6 +327,13 @@ class ExternalAgent:
         if process is not None:
             with contextlib.suppress(asyncio.TimeoutError):
                 code = await asyncio.wait_for(process.wait(), CRASH_WAIT)
+        if code is None and process is not None and _still_talking(process):
+            # Running, its output open, yet the connection broke: what it wrote was not ACP.
+            await self._drop()
+            return AgentError(
+                f"{self.spec.name} wrote something that is not ACP on its output{when}, so it "
+                "was ended — send a message to start it again; run with --debug for details."
+            )
         if self._stderr_task is not None:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self._stderr_task), CRASH_WAIT)
@@ -401,6 +408,10 @@ class ExternalAgent:
 
 def _import_sdk() -> None:
     import agent_cli.backends.acp_client  # noqa: F401  (imports the SDK)
+
+
+def _still_talking(process: asyncio.subprocess.Process) -> bool:
+    return process.stdout is not None and not process.stdout.at_eof()
 
 
 def _status(code: int | None) -> str:

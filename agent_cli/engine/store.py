@@ -3,7 +3,9 @@
 One JSON file per conversation, always written whole to a temporary file in
 the same folder, flushed to disk, then renamed over the old one: a crash, a
 `kill -9` or a full disk at any moment leaves either the previous version or
-the new one, never a torn file.
+the new one, never a torn file. A process killed mid-write leaves its
+temporary file behind (`.ID.json.PID.XXXX.tmp`, never listed); the first save of
+the next Store in the folder removes those whose writer is gone.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from agent_cli.engine.items import (
 from agent_cli.errors import StoreError
 
 SUFFIX = ".json"
+TEMP_SUFFIX = ".tmp"
 SEPARATORS = (",", ":")
 RECOVERED_NOTICE = "The previous run ended here: the process running it stopped."
 
@@ -47,6 +50,7 @@ class Store:
         # changed: a long conversation is saved after every round, and encoding all
         # of it each time made a round's cost grow with the conversation.
         self._written: dict[str, dict[str, str]] = {}
+        self._swept = False
 
     def path(self, conversation_id: str) -> Path:
         return self.directory / f"{conversation_id}{SUFFIX}"
@@ -61,6 +65,9 @@ class Store:
         data = self._encode(conversation, changed)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
+            if not self._swept:
+                self._swept = True
+                _remove_orphaned_temporaries(self.directory)
             _write_atomically(self.path(conversation.id), data.encode("utf-8"))
         except OSError as e:
             raise StoreError(
@@ -172,7 +179,8 @@ def _mtime(path: Path) -> float:
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    prefix = f".{path.name}.{os.getpid()}."  # the writer's pid: see _remove_orphaned_temporaries
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -189,3 +197,29 @@ def _write_atomically(path: Path, data: bytes) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def _remove_orphaned_temporaries(directory: Path) -> None:
+    """Remove the temporary files of writers that died mid-write (a kill, a crash).
+
+    A file whose writer still runs (or may: another user's, or a pid reused) is left.
+    """
+    for path in directory.glob(f".*{SUFFIX}.*{TEMP_SUFFIX}"):
+        try:
+            pid = int(path.name.removesuffix(TEMP_SUFFIX).split(".")[-2])
+        except (ValueError, IndexError):
+            continue  # not ours (or from before pids were in the name)
+        if pid == os.getpid() or _running(pid):
+            continue
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # another user's process: running
+    return True

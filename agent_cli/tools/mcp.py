@@ -42,6 +42,10 @@ MCP_KILL_GRACE = 1.0
 """Seconds between SIGTERM and SIGKILL for what is left of a server's process group."""
 CLOSE_TIMEOUT = 10.0
 """Seconds a server's shutdown may take before its connection is cancelled outright."""
+PROBE_TIMEOUT = 2.0
+"""Seconds a server whose call timed out has to answer a listing before it counts as hung."""
+EXIT_WAIT = 1.0
+"""Seconds to collect the exit code of a server that stopped during a call."""
 MAX_TOOL_NAME = 64
 TITLE_MAX = 80
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -312,6 +316,7 @@ class _Server:
         try:
             self.listing = await asyncio.wait_for(asyncio.shield(ready), self.start_timeout)
         except TimeoutError:
+            ready.add_done_callback(_retrieve)  # its error, set once closed, is said here
             await self.close()
             self.error = f"it did not start within {self.start_timeout:g} s"
             return False
@@ -382,6 +387,8 @@ class _Server:
                     args=[value(a) for a in config.args],
                     env=env,
                     cwd=str(cwd),
+                    # Bytes that are not UTF-8 would end the SDK's reader and hang every call.
+                    encoding_error_handler="replace",
                 )
                 transport = stdio_client(command, errlog=errlog)
             if missing:
@@ -414,11 +421,14 @@ class _Server:
                 return to_result(await client.call_tool(tool, arguments))
         except TimeoutError:
             text = f"The MCP server {name!r} did not answer within {seconds:g} s; the call ended."
+            if not await _answers(client):
+                self._broken = True
+                text += " It does not answer at all now, so the next call starts it again."
         except MCPError as e:
             if e.code != CONNECTION_CLOSED:
                 return ToolResult(f"The MCP server {name!r} refused the call: {e}", is_error=True)
             self._broken = True
-            codes = [p.returncode for p in self._spawned if p.returncode is not None]
+            codes = await _exit_codes(self._spawned)
             how = f" (exit code {codes[0]})" if codes else ""
             text = (
                 f"The MCP server {name!r} stopped during the call{how}; the call did not finish. "
@@ -436,12 +446,12 @@ class _Server:
         if runner is None:
             return
         self._closing.set()
-        if self._client is None:  # still starting: nothing to say goodbye to
+        if self._client is None or self._broken:  # still starting, or hung: no goodbye
             for process in self._spawned:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(process.pid, signal.SIGKILL)
-            if self._scope is not None:
-                self._scope.cancel()
+        if self._client is None and self._scope is not None:
+            self._scope.cancel()
         try:
             await asyncio.wait_for(asyncio.shield(runner), CLOSE_TIMEOUT)
         except TimeoutError:
@@ -460,6 +470,36 @@ def _with_output(reason: str, errlog: Any) -> str:
         if lines:
             return f"{reason} (its last output: {lines[-1][:300]})"
     return reason
+
+
+async def _answers(client: Any) -> bool:
+    """Whether a server whose call timed out still answers (a listing) at all."""
+    import anyio
+
+    with anyio.move_on_after(PROBE_TIMEOUT):
+        try:
+            await client.list_tools()
+        except Exception:
+            log.debug("MCP probe failed", exc_info=True)
+            return False
+        return True
+    return False
+
+
+async def _exit_codes(processes: Sequence[Any]) -> list[int]:
+    """The exit codes of a server's processes that just stopped (given a moment to be reaped)."""
+    import anyio
+
+    with anyio.move_on_after(EXIT_WAIT):
+        for process in processes:
+            await process.wait()
+    return [p.returncode for p in processes if p.returncode is not None]
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Mark a future's error as seen (asyncio would log it as never retrieved)."""
+    if not future.cancelled():
+        future.exception()
 
 
 async def _list_tools(client: Any) -> list[Any]:

@@ -13,8 +13,9 @@ Run as `python acp_agent.py SCRIPT.json`. The script (a JSON object) says:
 Steps are objects with an `op`: text, thought, user, tool, update, permission, read,
 write, plan, commands, sleep, spawn (`argv`: a child in its group), wait_cancel
 (`ignore`: keep going as if not told), crash (`code`, `stderr`), edit_directly (change
-a file itself, as pi does), stderr, burst (`count` chunks of `text`). See
-`Fixture._step` for each one's fields.
+a file itself, as pi does), stderr, burst (`count` chunks of `text`), garbage (a `line`
+that is not JSON-RPC written to stdout, the protocol's channel; by default not even
+UTF-8). See `Fixture._step` for each one's fields.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from agent_cli.backends.catalog import AgentSpec
 
 FIXTURE = Path(__file__).resolve()
+GARBAGE = b"this is not JSON-RPC \xff\xfe {{{"
 DEFAULT_OPTIONS = [
     ("allow-once", "Allow once", "allow_once"),
     ("allow-always", "Always allow", "allow_always"),
@@ -59,6 +61,24 @@ def fixture_spec(
         args=(str(FIXTURE), str(path)),
         install="it is the tests' own fixture",
         gated=gated,
+    )
+
+
+def add_to_user_config(script: dict[str, Any], folder: Path) -> None:
+    """This agent, running `script` (written under `folder`), as `[agents.fixture]` in the
+    user's config file: how a person adds an agent, for tests of the real CLI."""
+    from agent_cli import paths
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "script.json"
+    path.write_text(json.dumps({"record": str(folder / "record.jsonl"), **script}))
+    config = paths.user_config_file()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        "[agents.fixture]\n"
+        'name = "Fixture"\n'
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(FIXTURE))}, {json.dumps(str(path))}]\n"
     )
 
 
@@ -265,6 +285,9 @@ class Fixture:
         elif op == "stderr":
             sys.stderr.write(step["text"] + "\n")
             sys.stderr.flush()
+        elif op == "garbage":  # straight to the pipe, between two whole messages
+            line = step["line"].encode() if "line" in step else GARBAGE
+            os.write(sys.stdout.fileno(), line + b"\n")
         return None
 
 

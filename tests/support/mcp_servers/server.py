@@ -1,10 +1,14 @@
 """A configurable MCP server for the tests, written with the official SDK.
 
-    python server.py [--name N] [--pids FILE] [--slow SECONDS] [--child] [--http PORT]
+    python server.py [--name N] [--pids FILE] [--slow SECONDS] [--child] [--garbage]
+                     [--faults] [--http PORT]
 
 --pids writes the server's pid to FILE first thing (JSON); --slow then sleeps
 (a server too slow to start); --child starts a `sleep` in the server's process
 group and adds its pid to FILE (to see that a close ends the whole group);
+--garbage writes a line that is not JSON-RPC to stdout before serving;
+--faults adds tools that break the transport (`garbage`, `freeze`; off by
+default so the usual listing stays as it is);
 --http serves Streamable HTTP on 127.0.0.1:PORT instead of stdio.
 """
 
@@ -14,6 +18,7 @@ import argparse
 import base64
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -25,6 +30,8 @@ def main() -> None:
     parser.add_argument("--pids", default="")
     parser.add_argument("--slow", type=float, default=0.0)
     parser.add_argument("--child", action="store_true")
+    parser.add_argument("--garbage", action="store_true")
+    parser.add_argument("--faults", action="store_true")
     parser.add_argument("--http", type=int, default=0)
     options = parser.parse_args()
     pids = {"server": os.getpid()}
@@ -35,11 +42,20 @@ def main() -> None:
     if options.child:
         child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL)
         write(options.pids, {**pids, "child": child.pid})
+    if options.garbage:
+        os.write(1, GARBAGE)
     server = build(options.name)
+    if options.faults:
+        # The SDK points fd 1 at stderr while it serves (prints cannot break the protocol);
+        # a copy of the pipe taken now lets `garbage` write to the wire all the same.
+        add_fault_tools(server, os.dup(1))
     if options.http:
         server.run("streamable-http", host="127.0.0.1", port=options.http)
     else:
         server.run()
+
+
+GARBAGE = b"this is not JSON-RPC \xff\xfe {{{\n"
 
 
 def write(path: str, pids: dict) -> None:
@@ -142,6 +158,22 @@ def build(name: str):
         return "done"
 
     return server
+
+
+def add_fault_tools(server, wire: int) -> None:
+    """Tools that break the transport itself, for the fault tests."""
+
+    @server.tool()
+    def garbage(lines: int = 1) -> str:
+        """Write lines that are not JSON-RPC to stdout in the middle of the call, then answer."""
+        os.write(wire, GARBAGE * lines)
+        return "answered after the garbage"
+
+    @server.tool()
+    def freeze() -> str:
+        """Stop the server's process (SIGSTOP) in the middle of the call: a hung server."""
+        os.kill(os.getpid(), signal.SIGSTOP)
+        return "thawed"
 
 
 if __name__ == "__main__":
