@@ -19,11 +19,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from agent_cli.engine.items import (
-    AssistantItem,
     Conversation,
-    Item,
     NoticeItem,
-    ToolItem,
     item_to_json,
 )
 from agent_cli.errors import StoreError
@@ -31,7 +28,10 @@ from agent_cli.errors import StoreError
 SUFFIX = ".json"
 TEMP_SUFFIX = ".tmp"
 SEPARATORS = (",", ":")
-RECOVERED_NOTICE = "The previous run ended here: the process running it stopped."
+RECOVERED_NOTICE = (
+    "The previous run ended here without saving its end: the process running it stopped, "
+    "or its last save failed (a full disk)."
+)
 
 
 class Summary(NamedTuple):
@@ -59,8 +59,11 @@ class Store:
         """Write the conversation atomically; on failure the previous version stays.
 
         `changed` names the items changed since the last save (None: any may
-        have); the others are written as they were encoded then. An item still
-        streaming or running is encoded every time.
+        have, as at a run's end); the others are written as they were encoded
+        then, so a save during a run costs what changed, not the whole
+        conversation. The file's bytes always reach the disk before the rename;
+        the folder entry is synced only for a whole save (losing it to a power
+        cut brings back the previous version, never a torn one).
         """
         data = self._encode(conversation, changed)
         try:
@@ -68,7 +71,9 @@ class Store:
             if not self._swept:
                 self._swept = True
                 _remove_orphaned_temporaries(self.directory)
-            _write_atomically(self.path(conversation.id), data.encode("utf-8"))
+            _write_atomically(
+                self.path(conversation.id), data.encode("utf-8"), sync_folder=changed is None
+            )
         except OSError as e:
             raise StoreError(
                 f"Could not save conversation {conversation.id} in {self.directory}: "
@@ -81,7 +86,7 @@ class Store:
         changed = changed or frozenset()
         fresh: dict[str, str] = {}
         for item in conversation.items:
-            text = None if item.id in changed or _unsettled(item) else written.get(item.id)
+            text = None if item.id in changed else written.get(item.id)
             if text is None:
                 text = json.dumps(item_to_json(item), ensure_ascii=False, separators=SEPARATORS)
             fresh[item.id] = text
@@ -165,12 +170,6 @@ class Store:
         return sorted(files, key=_mtime, reverse=True)
 
 
-def _unsettled(item: Item) -> bool:
-    if isinstance(item, AssistantItem):
-        return item.streaming
-    return isinstance(item, ToolItem) and item.state in ("composing", "running", "waiting")
-
-
 def _mtime(path: Path) -> float:
     try:
         return path.stat().st_mtime
@@ -178,7 +177,7 @@ def _mtime(path: Path) -> float:
         return 0.0
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def _write_atomically(path: Path, data: bytes, sync_folder: bool = True) -> None:
     prefix = f".{path.name}.{os.getpid()}."  # the writer's pid: see _remove_orphaned_temporaries
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=TEMP_SUFFIX)
     try:
@@ -191,6 +190,8 @@ def _write_atomically(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    if not sync_folder:
+        return
     # The rename is durable only once the folder's entry is on disk too.
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:

@@ -238,6 +238,8 @@ class _Interrupts:
     def __call__(self) -> None:
         self.count += 1
         if self.count == 1:
+            # Said at once: another agent may take up to 10 s to honour the stop.
+            sys.stderr.write("agent: stopping… press Ctrl-C again to leave at once.\n")
             self.session.stop()
         else:
             raise SystemExit(130)

@@ -442,9 +442,8 @@ async def test_an_agent_ignoring_a_cancel_is_killed_after_the_grace_and_restarte
     assert result.reason is StopReason.STOPPED
     assert 0.5 <= took < 5, took
     assert gone(pid)
-    assert gone(
-        h.records("spawned")[0]["child"]
-    )  # its whole process group    assert h.records("cancel") and h.records("ignoring_cancel")
+    assert gone(h.records("spawned")[0]["child"])  # its whole process group
+    assert h.records("cancel") and h.records("ignoring_cancel")
     assert h.items(AssistantItem)[-1].text == "working"  # what arrived is kept
     assert h.items(NoticeItem)[-1].text == "Stopped."
 

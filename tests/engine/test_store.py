@@ -160,7 +160,7 @@ def test_kill_9_during_writes_leaves_a_readable_conversation(tmp_path):
     assert data["id"] == loaded.id
 
 
-def test_a_save_encodes_again_only_what_changed_and_what_is_still_running(tmp_path):
+def test_a_save_encodes_again_only_what_changed(tmp_path):
     store = Store(tmp_path)
     conversation = sample()
     user, _, tool, _ = conversation.items
@@ -176,9 +176,10 @@ def test_a_save_encodes_again_only_what_changed_and_what_is_still_running(tmp_pa
     assert loaded.items[4].result == "partial"  # new items are always encoded
     running.result = "more output"
     store.save(conversation, changed=set())
-    assert store.load(conversation.id).items[4].result == "more output"  # still running
+    assert store.load(conversation.id).items[4].result == "partial"  # until it is named
     store.save(conversation)  # None: every item again
     assert store.load(conversation.id).items[0].text == "edited without saying so"
+    assert store.load(conversation.id).items[4].result == "more output"
     assert json.loads(store.path(conversation.id).read_text()) == conversation.to_json()
 
 

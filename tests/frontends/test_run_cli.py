@@ -189,6 +189,7 @@ def test_sigint_stops_keeps_items_and_exits_130(fake, workspace):
         proc.kill()
     assert proc.returncode == 130, stderr.decode()
     assert b"Traceback" not in stderr
+    assert b"stopping" in stderr  # said at once, before the run has ended
     (conversation,) = saved()
     assert conversation["state"] == "idle"
     text_so_far = conversation["items"][1]["text"]
