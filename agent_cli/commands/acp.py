@@ -9,13 +9,12 @@ session machinery load when the command runs.
 from __future__ import annotations
 
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agent_cli.commands.common import guarded, start_debug_log, workspace_from
+from agent_cli.commands.common import Mode, guarded, start_debug_log, workspace_from
 
 if TYPE_CHECKING:
     from agent_cli.engine.items import Conversation
@@ -23,12 +22,6 @@ if TYPE_CHECKING:
     from agent_cli.frontends.acp_server import Opened
     from agent_cli.settings import Flags, Settings
     from agent_cli.tools.base import FileAccess
-
-
-class Mode(StrEnum):
-    ask = "ask"
-    read_only = "read-only"
-    full = "full"
 
 
 def register(app: typer.Typer) -> None:

@@ -6,10 +6,20 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import TypeVar
 
 from agent_cli.errors import AgentError, ConfigError, UsageError
+
+
+class Mode(StrEnum):
+    """The modes, as a choice for `--mode` options."""
+
+    ask = "ask"
+    read_only = "read-only"
+    full = "full"
+
 
 T = TypeVar("T")
 SECRET_VALUE_LENGTH = 8  # a variable named like a secret but shorter is a flag, not a key

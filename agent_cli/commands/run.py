@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
-from agent_cli.commands.common import guarded, start_debug_log, workspace_from
+from agent_cli.commands.common import Mode, guarded, start_debug_log, workspace_from
 from agent_cli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -25,12 +25,6 @@ class Output(StrEnum):
     text = "text"
     json = "json"
     stream_json = "stream-json"
-
-
-class Mode(StrEnum):
-    ask = "ask"
-    read_only = "read-only"
-    full = "full"
 
 
 def register(app: typer.Typer) -> None:

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agent_cli.commands.common import guarded, start_debug_log
-from agent_cli.commands.run import Mode
+from agent_cli.commands.common import Mode, guarded, start_debug_log
 
 if TYPE_CHECKING:
     from agent_cli.tasks.clock import Clock
