@@ -11,10 +11,8 @@ each here, the one whose parsing differs most: a stream cut while a call is writ
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +35,7 @@ from tests.support.fake_openai import (
     text,
     tool_calls,
 )
+from tests.support.measured import agent_measured
 
 MODEL = ("--model", "m1")  # skips GET /models, so every fault meets the streamed request
 RETRIES = 3  # providers/retry.py DEFAULT_ATTEMPTS: the budget a storm must exhaust
@@ -336,29 +335,11 @@ def test_invalid_utf8_in_a_stream_becomes_replacement_characters(fake, workspace
 
 def run_measured(workspace: Path, fake: FakeOpenAI, folder: Path) -> tuple[int, int, str]:
     """`agent run` with its output to `folder/stdout`: its exit code, its own peak RSS in
-    bytes (wait4 reports this child alone, not the largest child the test ever had), and
-    its stderr. Files, not pipes: nothing here reads while the child runs."""
-    environment = dict(os.environ, OPENAI_BASE_URL=fake.base_url)
-    with (folder / "stdout").open("wb") as stdout, (folder / "stderr").open("wb") as stderr:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "agent_cli", "run", PROMPT, *MODEL],
-            cwd=workspace,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=stdout,
-            stderr=stderr,
-        )
-        deadline = time.monotonic() + TIMEOUT
-        while (waited := os.wait4(child.pid, os.WNOHANG))[0] == 0:
-            if time.monotonic() > deadline:
-                child.kill()
-                child.wait()
-                pytest.fail("a 50 MB answer took longer than the test's timeout")
-            time.sleep(0.05)
-    _, status, usage = waited
-    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-    peak = usage.ru_maxrss * 1024  # Linux counts it in KiB
-    return child.returncode, peak, (folder / "stderr").read_text()
+    bytes (see tests/support/measured.py), and its stderr."""
+    measured = agent_measured(workspace, "run", PROMPT, *MODEL, fake=fake)
+    (folder / "stdout").write_bytes(measured.result.stdout)
+    peak = int(measured.peak_rss_mib * 1024 * 1024)
+    return measured.result.returncode, peak, measured.result.stderr.decode()
 
 
 def test_a_50_mb_answer_arrives_whole_in_bounded_memory(fake, workspace, tmp_path):

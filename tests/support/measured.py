@@ -1,9 +1,12 @@
 """Run the real `agent` CLI as tests/support/cli.py does, and measure its peak memory.
 
-The peak comes from `wait4`'s rusage of that one child, so other processes the
-test run started before do not blur it (`getrusage(RUSAGE_CHILDREN)` would
-report the largest child ever reaped). Stdin can be a big stream written in
-blocks from a thread, so a 100 MB paste costs the test no 100 MB of memory.
+The peak comes from `wait4`'s rusage of that one process, so other processes
+the test run started before do not blur it (`getrusage(RUSAGE_CHILDREN)` would
+report the largest child ever reaped). It is started by a small launcher that
+forks it: Linux counts the memory of the process a child was forked from into
+the child's peak, and the test run itself may have grown big by then. Stdin can
+be a big stream written in blocks from a thread, so a 100 MB paste costs the
+test no 100 MB of memory.
 """
 
 from __future__ import annotations
@@ -22,6 +25,18 @@ from tests.support.cli import TIMEOUT
 from tests.support.fake_openai import FakeOpenAI
 
 __all__ = ["Measured", "agent_measured"]
+
+# argv[1]: where to write the peak (KiB); the rest: the command. Exits as the command did.
+LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status) % 256)
+"""
 
 
 @dataclass(frozen=True)
@@ -45,26 +60,37 @@ def agent_measured(
         environment["OPENAI_BASE_URL"] = fake.base_url
     environment.update(env or {})
     argv = [sys.executable, "-m", "agent_cli", *args]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.TemporaryDirectory() as folder,
+    ):
+        peak_file = Path(folder) / "peak"
         started = time.monotonic()
         proc = subprocess.Popen(
-            argv, cwd=workspace, env=environment, stdin=subprocess.PIPE, stdout=out, stderr=err
+            [sys.executable, "-c", LAUNCHER, str(peak_file), *argv],
+            cwd=workspace,
+            env=environment,
+            stdin=subprocess.PIPE,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,  # so a hang is ended with the agent, not just the launcher
         )
         writer = threading.Thread(target=_feed, args=(proc, stdin, repeat), daemon=True)
         writer.start()
-        killer = threading.Timer(TIMEOUT, proc.kill)  # a hang fails the test, not the run
+        killer = threading.Timer(TIMEOUT, os.killpg, (proc.pid, 9))  # a hang fails the test
         killer.start()
         try:
-            _, status, usage = os.wait4(proc.pid, 0)
+            returncode = proc.wait()
         finally:
             killer.cancel()
         seconds = time.monotonic() - started
         writer.join(timeout=5)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        peak_kib = int(peak_file.read_text()) if peak_file.exists() else 0
         out.seek(0)
         err.seek(0)
-        result = subprocess.CompletedProcess(argv, proc.returncode, out.read(), err.read())
-    return Measured(result, usage.ru_maxrss / 1024, seconds)  # ru_maxrss is KiB on Linux
+        result = subprocess.CompletedProcess(argv, returncode, out.read(), err.read())
+    return Measured(result, peak_kib / 1024, seconds)  # ru_maxrss is KiB on Linux
 
 
 def _feed(proc: subprocess.Popen, block: bytes, repeat: int) -> None:
