@@ -135,7 +135,7 @@ class AgentClient:
         if decision.allowed and _partial(decision, item.diff):
             decision = Decision("no", PARTIAL)
         if not decision.allowed:
-            reason = f": {decision.reason}" if decision.reason else "."
+            reason = f": {decision.reason.rstrip('.')}." if decision.reason else "."
             _deny(turn, item, f"Declined{reason} Nothing was done.")
             return _selected(options, ("reject_once", "reject_always"))
         turn.grant(turn.paths_of(tool_call, item))
@@ -212,6 +212,7 @@ class AgentClient:
         if result.is_error:
             raise RequestError(REFUSED, result.text)
         item.diff, item.file = result.diff or change.diff, relative
+        turn.written.add(relative)
         if new:
             item.state, item.result = "done", result.text
         if text != change.after:

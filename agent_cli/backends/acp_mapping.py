@@ -56,6 +56,7 @@ class Turn:
         self.assistant: AssistantItem | None = None
         self.tools: dict[str, ToolItem] = {}
         self.granted: set[Path] = set()  # files a permission granted in this turn may write
+        self.written: set[str] = set()  # workspace-relative paths it wrote through us
         self.cancelled = False
         self.checkpointed = False
         self._writes = 0

@@ -108,7 +108,12 @@ class ExternalAgent:
                 text = f"{carried}\n\n{message}"
         run.rounds += 1
         turn = Turn(run, client.workspace)
-        before = None if self.spec.gated else await self._before_ungated(run, turn, client, message)
+        if self.spec.gated:
+            # Its own settings may still let it edit without asking: look, to say so.
+            watched = run.mode != "full"
+            before = await asyncio.to_thread(snapshot, self.workspace) if watched else None
+        else:
+            before = await self._before_ungated(run, turn, client, message)
         client.turn = turn
         try:
             response = await self._prompt(turn, text)
@@ -116,7 +121,7 @@ class ExternalAgent:
             client.turn = None
             turn.sync()  # a stop or a crash keeps the text that arrived
             if before is not None:
-                await self._after_ungated(run, before)
+                await self._after(run, turn, before)
         return self._result(run, turn, response)
 
     async def compact(self, run: Run, focus: str) -> RunResult:
@@ -396,14 +401,22 @@ class ExternalAgent:
         await client.checkpoint(turn, label)
         return await asyncio.to_thread(snapshot, self.workspace)
 
-    async def _after_ungated(self, run: Run, before: Snapshot) -> None:
+    async def _after(self, run: Run, turn: Turn, before: Snapshot) -> None:
+        """Name what changed in the workspace other than through us."""
         after = await asyncio.to_thread(snapshot, self.workspace)
-        listed = changes_listed(before, after) if after is not None else ""
-        if listed:
-            run.notice(
-                f"{self.spec.name} changed {listed} (agent undo restores them).",
-                "info" if run.mode == "full" else "warn",
-            )
+        listed = changes_listed(before, after, turn.written) if after is not None else ""
+        if not listed:
+            return
+        if not self.spec.gated:
+            level = "info" if run.mode == "full" else "warn"
+            run.notice(f"{self.spec.name} changed {listed} (agent undo restores them).", level)
+            return
+        run.notice(
+            f"{self.spec.name} changed {listed} itself, without asking, although the mode is "
+            f"{run.mode}: its own permission settings allowed it. Set them to ask (see the "
+            "README's Other agents), and check these files.",
+            "warn",
+        )
 
 
 def _import_sdk() -> None:

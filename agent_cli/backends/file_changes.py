@@ -44,9 +44,14 @@ def compare(before: Snapshot, after: Snapshot) -> list[tuple[str, str]]:
     return sorted(changes, key=lambda change: change[1])
 
 
-def changes_listed(before: Snapshot, after: Snapshot) -> str:
-    """The changes in words, e.g. `2 files: M a.py, A b.py`; "" when there are none."""
-    changes = compare(before, after)
+def changes_listed(
+    before: Snapshot, after: Snapshot, known: set[str] | frozenset = frozenset()
+) -> str:
+    """The changes in words, e.g. `2 files: M a.py, A b.py`; "" when there are none.
+
+    `known`: paths whose change went through us (left out).
+    """
+    changes = [change for change in compare(before, after) if change[1] not in known]
     count = len(changes)
     if not count:
         return ""

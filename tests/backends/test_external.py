@@ -606,6 +606,27 @@ async def test_an_ungated_agent_is_warned_about_checkpointed_and_its_changes_lis
     assert h.checkpoints == ["Fixture: edit the files", "Fixture: and again"]
 
 
+async def test_a_gated_agent_editing_without_asking_is_named_but_its_writes_through_us_are_not(
+    make,
+):
+    steps = [  # as OpenCode does when its own settings allow edits: no permission asked
+        {"op": "edit_directly", "path": "sneaky.txt", "content": "changed\n"},
+        {"op": "write", "path": "asked.txt", "content": "through us\n"},
+        {"op": "text", "text": "done"},
+    ]
+    h = make({"turns": [{"steps": steps}]}, mode="full")
+    await h.send("edit")
+    assert not [n for n in h.items(NoticeItem) if "without asking" in n.text]  # full: all allowed
+
+    h.session.set_mode("ask")
+    (h.workspace / "asked.txt").unlink()
+    await h.send("edit again", Decision("yes"))  # the write through us asks: answered yes
+    assert (h.workspace / "asked.txt").read_text() == "through us\n"
+    [notice] = [n for n in h.items(NoticeItem) if "without asking" in n.text]
+    assert notice.level == "warn" and "M sneaky.txt" in notice.text
+    assert "asked.txt" not in notice.text
+
+
 async def test_a_missing_program_is_one_clear_error(make, tmp_path: Path):
     spec = AgentSpec("ghost", "Ghost", "no-such-agent-program", install="npm install -g ghost-acp")
     h = make({}, spec=spec)
