@@ -9,7 +9,6 @@ it was and goes on once the input is put right.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,19 +23,6 @@ PEAK_RSS_MIB = 120
 """Far below what keeping a 100 MB paste would need; well above the agent's own
 footprint (about 40 MiB)."""
 MIB = 1024 * 1024
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(models=["m1"]) as server:
-        yield server
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
 
 
 def one_sentence(stderr: str) -> str:

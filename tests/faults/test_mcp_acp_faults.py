@@ -18,7 +18,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,20 +29,6 @@ from tests.support.acp_agent import add_to_user_config, records
 from tests.support.cli import TIMEOUT, agent, err, out, saved
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls
 from tests.support.mcp_servers import SERVER
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(models=["m1"]) as server:
-        yield server
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
 
 # ------------------------------------------------------------------ helpers
 

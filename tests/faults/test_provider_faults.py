@@ -14,7 +14,6 @@ import json
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,19 +43,6 @@ PROMPT = "first question"
 HUGE_ANSWER = 50 * 1024 * 1024  # characters: the 50 MB answer
 PEAK_RSS_LIMIT = 400 * 1024 * 1024  # bytes: generous; a 50 MB answer must not cost gigabytes
 CUT_CALL_ID = "call_cut_1"
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(models=["m1"]) as server:
-        yield server
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
 
 
 # -- what every fault must end with ----------------------------------------------------

@@ -39,19 +39,6 @@ PEAK_RSS_MIB = 120
 agent's own footprint (about 40 MiB)."""
 
 
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(models=["m1"]) as server:
-        yield server
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 def call(name: str, **args: object) -> tuple[str, str, str]:
     return (f"call_{name}", name, json.dumps(args))
 

@@ -7,34 +7,17 @@ added to the user config as `[agents.fixture]` exactly as a person adds one.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-from agent_cli import paths
-from tests.support.acp_agent import FIXTURE, records
+from tests.support.acp_agent import add_to_user_config, records
 from tests.support.cli import agent, err, out, saved
 from tests.support.fake_openai import FakeOpenAI, text
-
-
-def add_fixture_agent(folder: Path, script: dict) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    script_file = folder / "script.json"
-    script_file.write_text(json.dumps({"record": str(folder / "record.jsonl"), **script}))
-    config = paths.user_config_file()
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(
-        "[agents.fixture]\n"
-        'name = "Fixture"\n'
-        f"command = {json.dumps(sys.executable)}\n"
-        f"args = [{json.dumps(str(FIXTURE))}, {json.dumps(str(script_file))}]\n"
-    )
-
 
 ANSWER = {"turns": [{"steps": [{"op": "text", "text": "Hello from the fixture."}]}]}
 
 
 def test_run_with_an_external_agent_needs_no_provider(workspace: Path, tmp_path: Path):
-    add_fixture_agent(tmp_path / "agent", ANSWER)
+    add_to_user_config(ANSWER, tmp_path / "agent")
     result = agent(workspace, "run", "--agent", "fixture", "hi there", env={"OPENAI_BASE_URL": ""})
     assert result.returncode == 0, err(result)
     assert "Hello from the fixture." in out(result)
@@ -51,7 +34,7 @@ def test_an_unknown_agent_is_a_usage_error_with_a_suggestion(workspace: Path):
 def test_handing_a_conversation_over_carries_its_transcript(
     workspace: Path, tmp_path: Path, fake: FakeOpenAI
 ):
-    add_fixture_agent(tmp_path / "agent", ANSWER)
+    add_to_user_config(ANSWER, tmp_path / "agent")
     fake.add(text("The parser lives in src/parse.py."))
     first = agent(workspace, "run", "where is the parser?", fake=fake)
     assert first.returncode == 0, err(first)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -11,7 +10,9 @@ import pytest
 from agent_cli import paths
 from agent_cli.tasks.clock import Clock
 from agent_cli.tasks.store import TaskStore
-from tests.support.fake_openai import FakeOpenAI
+from tests.support.fixtures import fake, workspace
+
+__all__ = ["fake", "workspace"]  # shared fixtures, re-exported for the tests here
 
 BERLIN = ZoneInfo("Europe/Berlin")  # DST: 2025-03-30 02:00 → 03:00, 2025-10-26 03:00 → 02:00
 
@@ -36,16 +37,3 @@ def hand() -> HandClock:
 @pytest.fixture
 def store() -> TaskStore:
     return TaskStore(paths.tasks_file())
-
-
-@pytest.fixture
-def fake():
-    with FakeOpenAI(models=["m1"]) as server:
-        yield server
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
