@@ -177,12 +177,6 @@ class Route:
         self.model: ModelInfo | None = None
         self._models: list[ModelInfo] | None = None  # the server's list, asked once
 
-    @classmethod
-    def ready(cls, settings: Settings, provider: Provider, model: ModelInfo) -> Route:
-        route = cls(settings)
-        route.provider, route.model = provider, model
-        return route
-
     async def get(self) -> tuple[Provider, ModelInfo]:
         if self.provider is None:
             self.provider = make_provider(self.settings.require_provider(), self.settings)
@@ -221,19 +215,6 @@ class Route:
     async def aclose(self) -> None:
         if self.provider is not None:
             await self.provider.aclose()
-
-
-def build_session(
-    settings: Settings,
-    conversation: Conversation,
-    store: Store | None,
-    provider: Provider,
-    model: ModelInfo,
-    ask_trust: AskTrust | None = None,
-) -> Session:
-    """A session whose built-in agent uses this (already connected) provider and model."""
-    route = Route.ready(settings, provider, model)
-    return routed_session(settings, conversation, store, route, ask_trust)
 
 
 def routed_session(
