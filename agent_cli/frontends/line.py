@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import os
 import re
@@ -26,12 +25,11 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition, completion_is_selected
-from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.history import History
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from rich.console import Console
 from rich.text import Text
 
-from agent_cli import paths
 from agent_cli.engine.approval import DENY, ApprovalRequest
 from agent_cli.engine.events import ApprovalRequested, Event, RunFinished
 from agent_cli.engine.session import Session
@@ -45,6 +43,8 @@ from agent_cli.frontends.interactive import (
     Command,
     Interactive,
 )
+from agent_cli.frontends.tui.history import History as KeptHistory
+from agent_cli.frontends.tui.history import history_file
 
 log = logging.getLogger(__name__)
 
@@ -52,12 +52,6 @@ WALK_LIMIT = 5000  # files listed for `@path` completion; a bigger tree is cut (
 COMPLETIONS_SHOWN = 50
 INTERRUPTED = 130  # the exit code after Ctrl-C twice at an idle prompt
 MENTION = re.compile(r"(?:^|\s)@([^\s@]*)$")
-
-
-def history_file(workspace: Path) -> Path:
-    """One history per workspace, kept in the user data dir (never in the project)."""
-    key = hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
-    return paths.data_dir() / "history" / key
 
 
 def workspace_files(root: Path, limit: int = WALK_LIMIT) -> list[str]:
@@ -230,7 +224,7 @@ class LineRepl:
         self.presses = 0  # Ctrl-C presses in a row at an empty prompt
         self._detach: list[Callable[[], None]] = []
         self.prompt: PromptSession[str] = PromptSession(
-            history=_history(interactive.workspace),
+            history=SharedHistory(interactive.workspace),
             completer=self.completer,
             complete_in_thread=True,
             complete_while_typing=True,
@@ -382,13 +376,22 @@ class LineRepl:
         return keys
 
 
-def _history(workspace: Path) -> History:
-    path = history_file(workspace)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return InMemoryHistory()  # an unwritable data dir costs the history, not the REPL
-    return FileHistory(str(path))
+class SharedHistory(History):
+    """The TUI's history file for this workspace, so both front ends recall the same lines.
+
+    The file (JSON lines) is the TUI's `History`; an unwritable data dir costs the
+    history, not the REPL (it logs and goes on).
+    """
+
+    def __init__(self, workspace: Path) -> None:
+        super().__init__()
+        self.kept = KeptHistory(history_file(workspace))
+
+    def load_history_strings(self) -> Iterable[str]:
+        return reversed(self.kept.entries)  # prompt-toolkit wants the newest first
+
+    def store_string(self, string: str) -> None:
+        self.kept.add(string)
 
 
 async def run_line(interactive: Interactive) -> int:

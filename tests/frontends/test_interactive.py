@@ -1,4 +1,4 @@
-"""Slash commands both interactive front ends share: /model and /agent (SPEC §12, §11)."""
+"""Slash commands both interactive front ends share (SPEC §12, §11), through a real session."""
 
 from __future__ import annotations
 
@@ -115,3 +115,67 @@ async def test_the_mcp_sdk_is_imported_ahead_when_servers_are_configured(
         await mcp._SDK
     finally:
         await opened.aclose()
+
+
+def git(workspace: Path, *args: str) -> None:
+    import subprocess
+
+    identity = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", *identity, *args], cwd=workspace, check=True, capture_output=True)
+
+
+async def test_diff_shows_the_workspaces_git_diff(interactive: Interactive, workspace: Path):
+    reply = await interactive.handle("/diff")
+    assert "not a git repository" in reply.text
+    git(workspace, "init", "-q")
+    (workspace / "a.txt").write_text("one\n")
+    git(workspace, "add", "a.txt")
+    git(workspace, "commit", "-qm", "first")
+    assert (await interactive.handle("/diff")).text == "No changes against git's HEAD."
+    (workspace / "a.txt").write_text("two\n")
+    reply = await interactive.handle("/diff")
+    assert reply.text.startswith("```diff") and "-one" in reply.text and "+two" in reply.text
+
+
+async def test_undo_reverts_the_agents_last_change(
+    interactive: Interactive, fake: FakeOpenAI, workspace: Path
+):
+    import json
+
+    from tests.support.fake_openai import tool_calls
+
+    (workspace / "a.txt").write_text("before\n")
+    arguments = json.dumps({"path": "a.txt", "content": "after\n"})
+    fake.add(tool_calls(("c1", "write_file", arguments)), text("Written."))
+    interactive.session.set_mode("full")
+    await interactive.session.send("change it")
+    assert (workspace / "a.txt").read_text() == "after\n"
+    reply = await interactive.handle("/undo")
+    assert "a.txt" in reply.text and reply.level == "info"
+    assert (workspace / "a.txt").read_text() == "before\n"
+    again = await interactive.handle("/undo")
+    assert "Nothing to undo" in again.text
+
+
+async def test_skills_mcp_and_an_unknown_command_answer_in_one_reply(interactive: Interactive):
+    skills = await interactive.handle("/skills")
+    assert "| `review-change` | on | bundled |" in skills.text
+    mcp = await interactive.handle("/mcp")
+    assert mcp.text.startswith("No MCP servers are configured.")
+    unknown = await interactive.handle("/bogus")
+    assert unknown.level == "warn" and "/help" in unknown.text and "/theme" in unknown.text
+    assert (await interactive.handle("/quit")).action == "quit"
+    assert (await interactive.handle("/clear")).action == "clear"
+
+
+async def test_compact_says_when_there_is_nothing_to_compact(interactive: Interactive):
+    from agent_cli.engine.events import Event, NoticeEvent
+    from agent_cli.engine.items import NoticeItem
+
+    heard: list[Event] = []
+    interactive.session.events.subscribe(heard.append)
+    reply = await interactive.handle("/compact")
+    assert reply.text == "", "the session's own notice says it"
+    said = [e for e in heard if isinstance(e, NoticeEvent)]
+    said += [e.item for e in heard if isinstance(getattr(e, "item", None), NoticeItem)]
+    assert any("Nothing to compact" in str(n) for n in said), heard

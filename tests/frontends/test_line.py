@@ -219,16 +219,22 @@ def test_ctrl_c_still_stops_a_run_after_an_approval_card(fake, workspace, pty_en
     assert (workspace / "made.txt").exists()
 
 
-def test_the_history_is_kept_per_workspace(fake, workspace, pty_env):
-    from agent_cli.frontends.line import history_file
+def test_the_history_is_kept_per_workspace_and_shared_with_the_tui(fake, workspace, pty_env):
+    from agent_cli.frontends.tui.history import History, history_file
 
+    History(history_file(workspace.resolve())).add("sent from the TUI")
     child = repl(workspace, pty_env)
     enter(child, "/mode")
     child.expect_exact("The mode is")
     child.expect_exact(PROMPT)
     assert leave(child) == 0
-    kept = history_file(workspace.resolve()).read_text()
-    assert "+/mode" in kept and "+/quit" in kept
+    kept = History(history_file(workspace.resolve())).entries
+    assert kept == ["sent from the TUI", "/mode", "/quit"], "one file, one format"
+    child = repl(workspace, pty_env)
+    child.send("\x1b[A\x1b[A\x1b[A")  # Up three times: past /quit and /mode
+    child.expect_exact("sent from the TUI")
+    child.sendcontrol("c")  # clear the recalled line
+    assert leave(child) == 0
 
 
 def test_a_resumed_conversation_shows_its_last_items(fake, workspace, pty_env):

@@ -1,7 +1,7 @@
 """The TUI (SPEC §12): one screen around a Session, which it only drives and renders.
 
 The app subscribes an `EventFeed` to the session; the feed takes notes and
-asks for a flush, and `_flush` applies what happened at most every
+asks for a flush, and `_show_news` applies what happened at most every
 `FLUSH_SECONDS` (~30 frames a second), in one batched update. Everything a
 slash command does lives in `Interactive`; the app only carries out the
 reply's action (quit, clear, a new session, a theme).
@@ -85,6 +85,8 @@ class AgentApp(App[int]):
         self.composer = Composer(workspace, History(history_file(workspace)))
         self.search_bar = SearchBar()
         self.status = StatusLine(reduce_motion=settings.reduce_motion)
+        if settings.reduce_motion:  # Textual's own: no smooth scrolling or sliding widgets
+            self.animation_level = "none"
         self.approvals = ApprovalQueue(self, self._set_mode, self._waiting_changed)
         self.theme_problems = self._load_themes()
         self._unsubscribe = self._subscribe(interactive.session)
@@ -181,9 +183,10 @@ class AgentApp(App[int]):
         if self._flush_timer is None and self.is_running:
             interval = FLOOD_FLUSH_SECONDS if self._flooding else FLUSH_SECONDS
             delay = max(0.001, self._last_flush + interval - time.monotonic())
-            self._flush_timer = self.set_timer(delay, self._flush, name="flush")
+            self._flush_timer = self.set_timer(delay, self._show_news, name="flush")
 
-    def _flush(self) -> None:
+    def _show_news(self) -> None:
+        # Not `_flush`: Textual's App._flush is what a captured print's flush() calls.
         self._flush_timer = None
         self._last_flush = time.monotonic()
         feed = self.feed

@@ -35,6 +35,7 @@ from unidiff import PatchSet, UnidiffParseError
 from unidiff.patch import Hunk, Line
 
 from agent_cli.engine.approval import ApprovalRequest, Decision, Scope
+from agent_cli.frontends.tui.markdown_render import renderer_for
 from agent_cli.policy.modes import MODES
 
 Stage = Literal["card", "reason", "always", "hunks", "mode"]
@@ -127,16 +128,19 @@ def run_editor(command: list[str], stdin: int | None = None) -> str | None:
 
 
 class DiffText(Static):
-    """A diff (or JSON) with syntax colour, re-rendered in the theme's light or dark palette."""
+    """A diff (or JSON) in the theme's Pygments style, as the transcript's diffs are."""
 
     def __init__(self, text: str, lexer: str = "diff", **kwargs: str) -> None:
         super().__init__(**kwargs)
         self.text, self.lexer = text, lexer
 
     def render(self) -> Syntax:
-        # ANSI themes have no background of their own, so the widget's (a theme variable) shows.
-        theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
-        return Syntax(self.text, self.lexer, theme=theme, word_wrap=True)
+        theme = renderer_for(self.app).palette.code_theme
+        # On the widget's own background (a theme variable), not the Pygments style's.
+        background = self.background_colors[1].hex
+        return Syntax(
+            self.text, self.lexer, theme=theme, background_color=background, word_wrap=True
+        )
 
 
 class HunkChoice(Vertical, can_focus=True):

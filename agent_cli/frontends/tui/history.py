@@ -2,7 +2,8 @@
 
 Stored as JSON lines (`{"text": ...}`) in `data_dir()/history/<sha256(workspace)[:16]>`,
 so a message with newlines stays one entry, and appending never rewrites the
-file. Only the newest `HISTORY_LIMIT` entries are read back. No Textual here.
+file. Only the newest `HISTORY_LIMIT` entries are read back. No Textual here: the
+line REPL keeps its history in the same file through this class (`line.SharedHistory`).
 """
 
 from __future__ import annotations

@@ -366,3 +366,77 @@ async def test_a_workspaces_own_mcp_servers_are_asked_about_in_a_modal(
             assert "Hello." in shown_text(app.transcript.query_one(AssistantView))
     finally:
         await interactive.aclose()
+
+
+async def test_a_card_shows_its_title_and_bytes_while_composing_then_denied_and_error(
+    app: AgentApp, fake: FakeOpenAI
+):
+    from agent_cli.frontends.tui.approval import ApprovalScreen
+
+    arguments = json.dumps({"path": "a.txt", "content": "x" * 3000})
+    slow = tool_calls(("c1", "write_file", arguments)).replace(split=60, delay=0.02)
+    missing = tool_calls(("c2", "read_file", json.dumps({"path": "missing.txt"})))
+    fake.add(slow, text("Not written."), missing, text("No such file."))
+    headers: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "write it")
+        while not isinstance(app.screen, ApprovalScreen):
+            for card in app.transcript.query(ToolCard):
+                shown = str(card.header.render())
+                if not headers or headers[-1] != shown:
+                    headers.append(shown)
+            await pilot.pause(0.01)
+        composing = [h for h in headers if "composing" in h]
+        assert len(composing) >= 3, headers
+        assert "Write a.txt" in composing[-1], "the title follows the arguments"
+        sizes = [h.rpartition("· ")[2] for h in composing]
+        assert sizes[-1].endswith("KB") and len(set(sizes)) == len(sizes), "the bytes grow"
+        await pilot.press("n", "enter")
+        await settle(pilot, app)
+        denied = app.transcript.query_one(ToolCard)
+        assert denied.has_class("-denied") and "denied" in str(denied.header.render())
+        await send(pilot, app, "read the missing file")
+        await settle(pilot, app)
+        failed = list(app.transcript.query(ToolCard))[-1]
+        assert failed.has_class("-error") and "error" in str(failed.header.render())
+        failed.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        shown = " ".join(str(s.render()) for s in failed.body.query(Static))
+        assert "missing.txt" in shown, "the expanded card says what went wrong"
+
+
+async def test_a_captured_print_does_not_break_the_app(app: AgentApp, fake: FakeOpenAI):
+    """A library printing to stderr while the app runs (Textual captures and flushes it)."""
+    import sys
+
+    fake.add(text("Still fine."))
+    async with app.run_test(size=SIZE) as pilot:
+        print("a library talks", file=sys.stderr, flush=True)
+        await send(pilot, app, "go")
+        await settle(pilot, app)
+        assert "Still fine." in shown_text(app.transcript.query_one(AssistantView))
+
+
+async def test_reduce_motion_turns_off_textuals_animations(interactive, settings):
+    import dataclasses
+
+    still = AgentApp(interactive, settings)  # the tests' settings have reduce_motion on
+    moving = AgentApp(interactive, dataclasses.replace(settings, reduce_motion=False))
+    for app in (still, moving):
+        app.close_feed()
+    assert still.animation_level == "none" and moving.animation_level != "none"
+
+
+async def test_no_bell_when_notifications_are_off(interactive, settings, fake: FakeOpenAI):
+    import dataclasses
+
+    quiet = AgentApp(interactive, dataclasses.replace(settings, notify=False))
+    fake.add(text("Done.").replace(split=100, delay=0.05))
+    rings: list[str] = []
+    async with quiet.run_test(size=SIZE) as pilot:
+        quiet.bell = lambda: rings.append("bell")  # type: ignore[method-assign]
+        await send(pilot, quiet, "go")
+        quiet.app_focus = False
+        await settle(pilot, quiet)
+        assert rings == [] and quiet.status.state == "idle"

@@ -17,6 +17,7 @@ from textual.widgets import Input, Static
 
 from agent_cli.engine.approval import ApprovalRequest, Decision
 from agent_cli.engine.items import ToolItem
+from agent_cli.frontends.tui import themes
 from agent_cli.frontends.tui.approval import NO_HUNKS, TO_READ_ONLY, ApprovalScreen
 
 BEFORE = "".join(f"line_{n:02} = {n}\n" for n in range(1, 41))
@@ -63,8 +64,10 @@ def mcp_request() -> ApprovalRequest:
 class CardApp(App[None]):
     """Pushes one card on mount; the request is made here because it needs a running loop."""
 
-    def __init__(self, build: Callable[[], ApprovalRequest], theme: str = "textual-dark") -> None:
+    def __init__(self, build: Callable[[], ApprovalRequest], theme: str = "agent-dark") -> None:
         super().__init__()
+        for bundled in themes.load_themes().themes.values():  # the real app's themes
+            self.register_theme(bundled)
         self.build = build
         self.theme_name = theme
         self.modes: list[str] = []
@@ -244,9 +247,13 @@ async def test_side_by_side_is_offered_only_on_a_wide_terminal():
             assert split.display is offered, f"side by side at {width} columns"
 
 
-@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+@pytest.mark.parametrize("theme", ["agent-dark", "agent-light"])
 def test_snapshot_edit_card(snap_compare, theme: str):
     assert snap_compare(CardApp(edit_request, theme), terminal_size=(110, 44))
+
+
+def test_snapshot_command_card(snap_compare):
+    assert snap_compare(CardApp(command_request, "agent-light"), terminal_size=(110, 24))
 
 
 def test_snapshot_side_by_side(snap_compare):

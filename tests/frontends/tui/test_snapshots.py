@@ -71,3 +71,25 @@ def test_main_screen(snap_compare, workspace: Path, theme: str):
         app.composer.focus_input()
 
     assert snap_compare(app, terminal_size=(90, 40), run_before=expand_the_edit)
+
+
+def test_model_picker(snap_compare, workspace: Path):
+    from agent_cli.frontends.tui.picker import Picker, labelled_option
+
+    app = short_conversation_app(workspace, "agent-dark")
+    options = [
+        labelled_option("m1", "128,000 tokens"),
+        labelled_option("m2", "32,000 tokens"),
+        labelled_option("codex", "missing codex-acp", enabled=False),
+    ]
+
+    async def open_the_picker(pilot) -> None:
+        app.push_screen(Picker("Switch the model", options, "m2"))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(90, 30), run_before=open_the_picker)
+
+
+def test_search_bar_with_a_match(snap_compare, workspace: Path):
+    app = short_conversation_app(workspace, "agent-light")
+    assert snap_compare(app, terminal_size=(90, 40), press=["ctrl+f", *"pytest", "enter"])
