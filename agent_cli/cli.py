@@ -18,6 +18,9 @@ def main() -> None:
     if argv in (["--version"], ["-V"]):  # the fast path: no Typer, no imports
         print(f"agent {__version__}")
         sys.exit(EXIT_OK)
+    # httpx imports its own command-line client whenever click and rich are installed
+    # (they are: Typer and the TUI), which costs ~90 ms at start; nothing here uses it.
+    sys.modules.setdefault("httpx._main", None)
     app = _app(argv)
     try:
         app(args=argv, prog_name="agent", standalone_mode=True)

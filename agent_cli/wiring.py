@@ -88,22 +88,32 @@ def make_provider(provider: ProviderSettings, settings: Settings) -> Provider:
 async def choose_model(provider: Provider, settings: Settings) -> ModelInfo:
     """The configured model, else the server's first listed one (with its context window)."""
     if settings.model:
-        info = ModelInfo(settings.model)
-    else:
-        models = await provider.list_models()
-        if not models:
-            raise ConfigError(
-                f"The model service {provider.name!r} lists no models — pass --model or set "
-                "AGENT_MODEL."
-            )
-        info = models[0]
+        return ModelInfo(settings.model)
+    models = await provider.list_models()
+    if not models:
+        raise ConfigError(
+            f"The model service {provider.name!r} lists no models — pass --model or set "
+            "AGENT_MODEL."
+        )
+    return models[0]
+
+
+def served_window_probe(settings: Settings, model: ModelInfo) -> asyncio.Future[int | None]:
+    """What a local server says about the window it runs `model` with, asked in the background.
+
+    Only local servers are asked (a remote service: the table, not a round
+    trip), and only when neither the config nor the model listing said; the
+    others get an answer of None at once.
+    """
     served = settings.provider
-    if served is not None and not info.context_window and not served.context_window:
+    if served is not None and not served.context_window and not model.context_window:
         from agent_cli.providers.local_hints import is_local, served_context_window
 
-        if is_local(served.base_url):  # a remote service: the table, not a round trip
-            info = info._replace(context_window=await served_context_window(served, info.id))
-    return info
+        if is_local(served.base_url):
+            return asyncio.ensure_future(served_context_window(served, model.id))
+    known: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+    known.set_result(None)
+    return known
 
 
 def checkpointer(workspace: Path) -> Checkpoint:
@@ -176,6 +186,7 @@ class Route:
         self.provider: Provider | None = None
         self.model: ModelInfo | None = None
         self._models: list[ModelInfo] | None = None  # the server's list, asked once
+        self._served: asyncio.Future[int | None] | None = None  # see served_window
 
     async def get(self) -> tuple[Provider, ModelInfo]:
         if self.provider is None:
@@ -183,6 +194,17 @@ class Route:
         if self.model is None:
             self.model = await choose_model(self.provider, self.settings)
         return self.provider, self.model
+
+    def served_window(self) -> asyncio.Future[int | None]:
+        """The server's own answer about the model's window: asked once, when first wanted.
+
+        Not before the first request: the loop asks only once something could be
+        shortened to fit it, and an interactive front end when it shows the window.
+        """
+        assert self.model is not None
+        if self._served is None:
+            self._served = served_window_probe(self.settings, self.model)
+        return self._served
 
     async def models(self) -> list[ModelInfo]:
         provider, _ = await self.get()
@@ -193,8 +215,12 @@ class Route:
     async def switch(self, name: str) -> ModelInfo:
         """Use model `name` from the next run (its context window asked as at the start)."""
         provider, _ = await self.get()
-        self.model = await choose_model(provider, replace(self.settings, model=name))
-        return self.model
+        model = await choose_model(provider, replace(self.settings, model=name))
+        if self._served is not None:
+            self._served.cancel()
+        self.model, self._served = model, None
+        await self.served_window()  # so the switch can say the window
+        return model
 
     @property
     def label(self) -> str:
@@ -210,9 +236,13 @@ class Route:
         if self.model is None:
             return None
         configured = self.settings.provider.context_window if self.settings.provider else None
-        return known_context_window(self.model.id, configured, self.model.context_window)
+        probe = self.served_window()  # shown once it is in
+        served = probe.result() if probe.done() and not probe.cancelled() else None
+        return known_context_window(self.model.id, configured, self.model.context_window or served)
 
     async def aclose(self) -> None:
+        if self._served is not None:
+            self._served.cancel()
         if self.provider is not None:
             await self.provider.aclose()
 
@@ -234,7 +264,9 @@ def routed_session(
             return external_backend(settings, conversation)
         provider, model = await route.get()
         conversation.model = route.label
-        return builtin_backend(settings, conversation, provider, model, ask_trust, files)
+        return builtin_backend(
+            settings, conversation, provider, model, ask_trust, files, route.served_window
+        )
 
     return Session(conversation, backend, store)
 
@@ -291,11 +323,13 @@ def builtin_backend(
     model: ModelInfo,
     ask_trust: AskTrust | None = None,
     files: FileAccess | None = None,
+    served_window: Callable[[], Awaitable[int | None]] | None = None,
 ) -> Backend:
     """The built-in loop for a conversation, with every tool it may offer.
 
     `files`: where the file tools read and write (an editor's buffers over
     ACP); the disk when None. Paths are confined to the workspace either way.
+    `served_window`: asks the server its window (see `Route.served_window`).
     """
     from agent_cli.backends.context import context_window
     from agent_cli.backends.loop import BuiltinLoop, LoopSettings
@@ -356,6 +390,7 @@ def builtin_backend(
         extra_tools=McpTools(workspace, ask_trust),
         hooks=hooks,
         subagents=subagents,
+        served_window=served_window,
     )
 
 

@@ -172,10 +172,20 @@ def shorten_oldest(items: Sequence[Item]) -> ToolItem | None:
     so no call/result pair is ever split.
     """
     for item in sent_items(items):
-        if isinstance(item, ToolItem) and not item.shortened and len(item.result) > SHORTENED_CAP:
+        if _shortenable(item):
+            assert isinstance(item, ToolItem)
             item.shortened = True
             return item
     return None
+
+
+def can_shorten(items: Sequence[Item]) -> bool:
+    """Whether `shorten_oldest` would find something to shorten."""
+    return any(_shortenable(item) for item in sent_items(items))
+
+
+def _shortenable(item: Item) -> bool:
+    return isinstance(item, ToolItem) and not item.shortened and len(item.result) > SHORTENED_CAP
 
 
 def compaction_cut(items: Sequence[Item], keep_turns: int) -> int:

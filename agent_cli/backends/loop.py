@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from agent_cli.backends.context import (
     DEFAULT_CONTEXT_WINDOW,
+    can_shorten,
     compaction_cut,
     estimate,
     fits,
@@ -120,6 +121,7 @@ class BuiltinLoop:
         extra_tools: ToolSource | None = None,
         hooks: Hooks | None = None,
         subagents: Subagents | None = None,
+        served_window: Callable[[], Awaitable[int | None]] | None = None,
     ) -> None:
         self.provider = provider
         self.tools = tools
@@ -132,6 +134,8 @@ class BuiltinLoop:
         self._extra_tools = extra_tools
         self._extra_source = extra_tools
         self._shortened_notice = False
+        # Asks the server the context window it runs the model with (see _window).
+        self.served_window = served_window
         self._no_tools = False  # the server refused tools: rounds go without them
         self.hooks = hooks
         self.subagents = subagents
@@ -236,9 +240,11 @@ class BuiltinLoop:
         """
         specs = () if self._no_tools else tuple(t.spec for t in offered(self.tools, run.mode))
         items = self._items(run)
-        window = self.settings.context_window
-        while not fits(estimate(system, items, _size(specs)), window):
+        size = estimate(system, items, _size(specs))
+        window = await self._window(size, items)
+        while not fits(size, window):
             self._shorten(run, items)
+            size = estimate(system, items, _size(specs))
         while True:
             request = Request(self.settings.model, system, to_messages(items), specs)
             stream = RoundStream(run, self.tools, lambda text: self._warn(run, text))
@@ -264,6 +270,23 @@ class BuiltinLoop:
             finally:
                 stream.sync()  # a stop or a broken stream keeps the text that arrived
             return stream.finish()
+
+    async def _window(self, size: int, items: list[Item]) -> int:
+        """The context window to fit a request in.
+
+        A local server may run the model with a window of its own; asking it is
+        a round trip, so it is asked only when the answer could change what is
+        sent: something could be shortened, or the request does not fit the
+        window assumed until then.
+        """
+        ask, window = self.served_window, self.settings.context_window
+        if ask is None or (fits(size, window) and not can_shorten(items)):
+            return window
+        self.served_window = None
+        served = await ask()
+        if served:
+            self.settings = self.settings._replace(context_window=served)
+        return self.settings.context_window
 
     def _shorten(self, run: Run, items: list[Item]) -> None:
         if shorten_oldest(items) is None:

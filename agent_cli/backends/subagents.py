@@ -239,6 +239,7 @@ def _child_loop(
         checkpoint=parent.checkpoint,
         hooks=parent.hooks,
         subagents=nested,
+        served_window=parent.served_window,
     )
     child.scope = item.id
     return child

@@ -8,7 +8,9 @@ pipe the answer alone.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -34,6 +36,33 @@ EXIT_CODES = {
 NO_TERMINAL_REASON = "There is no terminal to ask the person on, so changes are refused."
 
 Approver = Callable[[ApprovalRequested], None]
+READER_GONE = (
+    "The output's reader went away before the answer ended (`| head`?), so the run was "
+    "stopped; it is saved — agent run --continue goes on from it."
+)
+
+
+class ReaderGone:
+    """The reader of stdout went away (`agent run ... | head`): nobody reads the rest.
+
+    As SIGPIPE ends other tools, the first broken pipe stops the run, which is
+    then saved as stopped rather than failing on every later write: stdout is
+    pointed at /dev/null.
+    """
+
+    def __init__(self, stop: Callable[[], None] = lambda: None) -> None:
+        self.stop = stop
+        self.happened = False
+
+    def __call__(self) -> None:
+        if self.happened:
+            return
+        self.happened = True
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        self.stop()
 
 
 class _Flusher:
@@ -43,8 +72,9 @@ class _Flusher:
     still sees text as it arrives, at a fraction of the system calls.
     """
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, gone: ReaderGone) -> None:
         self.stream = stream
+        self.gone = gone
         self.pending = False
 
     def soon(self) -> None:
@@ -54,15 +84,18 @@ class _Flusher:
 
     def now(self) -> None:
         self.pending = False
-        self.stream.flush()
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            self.gone()
 
 
 class TextPrinter:
     """The answer on stdout as it streams; tool lines and notices on stderr."""
 
-    def __init__(self, out: TextIO, err: TextIO, quiet: bool) -> None:
-        self.out, self.err, self.quiet = out, err, quiet
-        self._flush = _Flusher(out)
+    def __init__(self, out: TextIO, err: TextIO, quiet: bool, gone: ReaderGone) -> None:
+        self.out, self.err, self.quiet, self.gone = out, err, quiet, gone
+        self._flush = _Flusher(out, gone)
         self._ends_with_newline = True
         self._wrote_text = False
         self._shown: dict[str, str] = {}
@@ -70,23 +103,29 @@ class TextPrinter:
 
     def __call__(self, event: Event) -> None:
         kind = type(event)
-        if kind is Delta:
-            if event.text and event.item not in self._nested:  # type: ignore[union-attr]
-                self._write(event.text)  # type: ignore[union-attr]
-        elif kind is ItemAdded and isinstance(event.item, AssistantItem):  # type: ignore[union-attr]
-            if event.item.parent:  # type: ignore[union-attr]
-                self._nested.add(event.item.id)  # type: ignore[union-attr]
-            elif self._wrote_text:
-                self._write("\n" if self._ends_with_newline else "\n\n")
-        elif kind is ItemUpdated and isinstance(event.item, ToolItem):  # type: ignore[union-attr]
-            self._tool_line(event.item)  # type: ignore[union-attr]
-        elif kind is NoticeEvent and (not self.quiet or event.level == "error"):  # type: ignore[union-attr]
-            self._line(f"agent: {event.text}")  # type: ignore[union-attr]
+        try:
+            if kind is Delta:
+                if event.text and event.item not in self._nested:  # type: ignore[union-attr]
+                    self._write(event.text)  # type: ignore[union-attr]
+            elif kind is ItemAdded and isinstance(event.item, AssistantItem):  # type: ignore[union-attr]
+                if event.item.parent:  # type: ignore[union-attr]
+                    self._nested.add(event.item.id)  # type: ignore[union-attr]
+                elif self._wrote_text:
+                    self._write("\n" if self._ends_with_newline else "\n\n")
+            elif kind is ItemUpdated and isinstance(event.item, ToolItem):  # type: ignore[union-attr]
+                self._tool_line(event.item)  # type: ignore[union-attr]
+            elif kind is NoticeEvent and (not self.quiet or event.level == "error"):  # type: ignore[union-attr]
+                self._line(f"agent: {event.text}")  # type: ignore[union-attr]
+        except BrokenPipeError:
+            self.gone()
 
     def close(self) -> None:
-        if not self._ends_with_newline:
-            self.out.write("\n")
-        self.out.flush()
+        try:
+            if not self._ends_with_newline:
+                self.out.write("\n")
+            self.out.flush()
+        except BrokenPipeError:
+            self.gone()
 
     def _write(self, text: str) -> None:
         self.out.write(text)
@@ -120,18 +159,20 @@ class TextPrinter:
 class StreamJsonPrinter:
     """One JSON object per line per event (SPEC §6), then a `result` line."""
 
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self._flush = _Flusher(out)
+    def __init__(self, out: TextIO, gone: ReaderGone) -> None:
+        self.out, self.gone = out, gone
+        self._flush = _Flusher(out, gone)
 
     def __call__(self, event: Event) -> None:
         line = json.dumps(event.to_json(), ensure_ascii=False, default=str)
-        self.out.write(line + "\n")
+        try:
+            self.out.write(line + "\n")
+        except BrokenPipeError:
+            self.gone()
         self._flush.soon()
 
     def result(self, summary: dict[str, Any]) -> None:
         self.out.write(json.dumps({"type": "result", **summary}, ensure_ascii=False) + "\n")
-        self.out.flush()
 
 
 def summary(session: Session, result: RunResult, first_item: int) -> dict[str, Any]:
@@ -176,10 +217,11 @@ async def run_once(
     out, err = sys.stdout, sys.stderr
     first_item = len(session.conversation.items)
     printer: TextPrinter | StreamJsonPrinter | None = None
+    gone = ReaderGone(session.stop)
     if output == "text":
-        printer = TextPrinter(out, err, quiet)
+        printer = TextPrinter(out, err, quiet, gone)
     elif output == "stream-json":
-        printer = StreamJsonPrinter(out)
+        printer = StreamJsonPrinter(out, gone)
     if printer is not None:
         session.events.subscribe(printer)
     refusals = Refusals()
@@ -198,23 +240,30 @@ async def run_once(
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         await session.aclose()
-    if refusals.count:
-        text = (
-            f"{refusals.count} change(s) were refused: there is no terminal to ask on. "
-            "Use --mode full or --yes to allow changes in this run."
-        )
+    try:
+        if refusals.count:
+            text = (
+                f"{refusals.count} change(s) were refused: there is no terminal to ask on. "
+                "Use --mode full or --yes to allow changes in this run."
+            )
+            if isinstance(printer, StreamJsonPrinter):
+                printer(NoticeEvent(text, "warn"))
+            else:
+                err.write(f"agent: {text}\n")
+        if isinstance(printer, TextPrinter):
+            printer.close()
+        data = summary(session, result, first_item)
         if isinstance(printer, StreamJsonPrinter):
-            printer(NoticeEvent(text, "warn"))
-        else:
-            err.write(f"agent: {text}\n")
-    if isinstance(printer, TextPrinter):
-        printer.close()
-    data = summary(session, result, first_item)
-    if isinstance(printer, StreamJsonPrinter):
-        printer.result(data)
-    elif output == "json":
-        out.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
-    out.flush()
+            printer.result(data)
+        elif output == "json":
+            out.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        out.flush()
+    except BrokenPipeError:
+        gone()
+    if gone.happened:
+        with contextlib.suppress(BrokenPipeError):
+            err.write(f"agent: {READER_GONE}\n")
+        return 1
     if result.reason is StopReason.ERROR and output == "text" and quiet:
         err.write(f"agent: {result.error}\n")
     return EXIT_CODES.get(result.reason, 1)

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from agent_cli import paths
+from agent_cli.backends.context import SHORTENED_CAP
 from tests.support.cli import TIMEOUT, agent, err, out, saved
 from tests.support.fake_openai import frames, http_error, raw, text, tool_calls
 
@@ -32,8 +33,23 @@ def test_model_flag_then_env_choose_the_model(fake, workspace):
     agent(workspace, "run", "hi", "--model", "m2", fake=fake, env={"AGENT_MODEL": "env-m"})
     agent(workspace, "run", "hi", fake=fake, env={"AGENT_MODEL": "env-m"})
     assert [r["model"] for r in fake.requests] == ["m2", "env-m"]
-    # A local server is asked for its context window (/props, /api/show, /models), once per run.
-    assert fake.paths.count("GET /props") == 2
+
+
+def test_a_local_servers_window_is_asked_only_when_it_could_change_the_request(fake, workspace):
+    fake.serve_props({"default_generation_settings": {"n_ctx": 4000}})
+    fake.add(text("Hello."))
+    assert agent(workspace, "run", "hi", fake=fake).returncode == 0
+    assert "GET /props" not in fake.paths  # nothing could be shortened: the request went at once
+
+    (workspace / "big.txt").write_text("word " * 4_000)
+    fake.add(tool_calls(("c1", "read_file", '{"path": "big.txt"}')), text("Read it."))
+    result = agent(workspace, "run", "read big.txt", fake=fake)
+    assert result.returncode == 0, err(result)
+    assert fake.paths.count("GET /props") == 1
+    # The 4,000-token window the server runs with, not the 128k default: the result is shortened.
+    sent = fake.requests[-1]["messages"][-1]
+    assert sent["role"] == "tool" and len(sent["content"]) < SHORTENED_CAP + 300
+    assert "shortened" in err(result)
 
 
 def test_no_provider_is_exit_2_with_one_sentence(workspace):
@@ -195,6 +211,38 @@ def test_sigint_stops_keeps_items_and_exits_130(fake, workspace):
     text_so_far = conversation["items"][1]["text"]
     assert text_so_far.startswith("w0 w1 ") and not text_so_far.startswith("w0 w1 w2 w3 w4 " * 40)
     assert conversation["items"][-1]["text"] == "Stopped."
+
+
+def test_a_reader_that_goes_away_stops_the_run_which_is_saved(fake, workspace):
+    """`agent run ... | head`: no traceback or "unexpected error", and the answer so far kept."""
+    words = [{"choices": [{"index": 0, "delta": {"content": f"w{i} "}}]} for i in range(200)]
+    fake.add(raw(frames(*words), split=40, delay=0.05))
+    environment = dict(os.environ, OPENAI_BASE_URL=fake.base_url)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent_cli", "run", "count"],
+        cwd=workspace,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout.read(3) == b"w0 "
+        proc.stdout.close()  # as `head -c 3` does
+        stderr = proc.stderr.read()
+        proc.wait(timeout=TIMEOUT)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1
+    assert b"Traceback" not in stderr and b"unexpected" not in stderr
+    assert b"reader went away" in stderr
+    (conversation,) = saved()
+    assert conversation["state"] == "idle"
+    assert conversation["items"][1]["text"].startswith("w0 w1 ")
+    assert not conversation["items"][1]["text"].startswith("w0 w1 w2 w3 w4 " * 40)  # stopped early
+    fake.add(text("Going on."))
+    resumed = agent(workspace, "run", "--continue", "go on", fake=fake)
+    assert resumed.returncode == 0 and out(resumed) == "Going on.\n"
 
 
 def test_debug_writes_a_log_and_says_where(fake, workspace):

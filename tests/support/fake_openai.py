@@ -279,6 +279,7 @@ class _State:
     lock: threading.Lock = field(default_factory=threading.Lock)
     chat: deque[Scripted] = field(default_factory=deque)
     model_answers: deque[Scripted] = field(default_factory=deque)
+    props: dict[str, Any] | None = None  # llama.cpp's GET /props answer (None: 404)
     requests: list[dict[str, Any]] = field(default_factory=list)
     request_headers: list[dict[str, str]] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
@@ -357,6 +358,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         state = self.server.state
         state.paths.append(f"GET {self.path}")
+        if self.path == "/props" and state.props is not None:
+            self._send(json_body(state.props))
+            return
         if self.path.partition("?")[0].rstrip("/") != "/v1/models":
             self._send(_not_found(self.path))
             return
@@ -500,6 +504,10 @@ class FakeOpenAI:
         """Queue answers for the next POSTs to /chat/completions, in order."""
         with self._state.lock:
             self._state.chat.extend(responses)
+
+    def serve_props(self, body: dict[str, Any]) -> None:
+        """Answer llama.cpp's `GET /props` (the context window it runs with) with `body`."""
+        self._state.props = body
 
     def add_models(self, *responses: Scripted) -> None:
         """Queue answers for the next GETs of /models (the default listing after)."""
