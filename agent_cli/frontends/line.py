@@ -50,7 +50,6 @@ log = logging.getLogger(__name__)
 
 WALK_LIMIT = 5000  # files listed for `@path` completion; a bigger tree is cut (breadth first)
 COMPLETIONS_SHOWN = 50
-INTERRUPTED = 130  # the exit code after Ctrl-C twice at an idle prompt
 MENTION = re.compile(r"(?:^|\s)@([^\s@]*)$")
 
 
@@ -274,7 +273,7 @@ class LineRepl:
             except KeyboardInterrupt:
                 self.presses += 1
                 if self.presses >= 2:
-                    return INTERRUPTED
+                    return 0  # a way to leave, as in the TUI: nothing was interrupted
                 self.console.print("Press Ctrl-C again to quit (or Ctrl-D, or /quit).", style="dim")
                 continue
             except EOFError:

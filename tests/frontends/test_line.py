@@ -175,7 +175,7 @@ def test_a_failed_run_says_why_and_the_repl_goes_on(fake, workspace, pty_env):
     assert leave(child) == 0
 
 
-def test_ctrl_c_twice_at_an_empty_prompt_quits_130(fake, workspace, pty_env):
+def test_ctrl_c_twice_at_an_empty_prompt_quits_as_the_tui_does(fake, workspace, pty_env):
     child = repl(workspace, pty_env)
     child.send("a draft")
     child.sendcontrol("c")  # clears the draft; does not count towards leaving
@@ -185,7 +185,7 @@ def test_ctrl_c_twice_at_an_empty_prompt_quits_130(fake, workspace, pty_env):
     child.sendcontrol("c")
     child.expect(pexpect.EOF)
     child.close()
-    assert child.exitstatus == 130
+    assert child.exitstatus == 0
 
 
 def test_ctrl_c_during_a_run_stops_it(fake, workspace, pty_env):
