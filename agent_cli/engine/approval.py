@@ -8,6 +8,7 @@ awaits `wait()`. Whichever front end holds the person's attention calls
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -60,6 +61,9 @@ class ApprovalRequest:
 
     async def wait(self) -> Decision:
         return await self._future
+
+    def __await__(self) -> Generator[Any, None, Decision]:
+        return self.wait().__await__()
 
     def to_json(self) -> dict[str, Any]:
         return {

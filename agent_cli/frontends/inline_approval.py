@@ -48,6 +48,12 @@ class InlineApprover:
             except (KeyboardInterrupt, EOFError):
                 decision = Decision("no", "The person interrupted the run.")
                 self.on_interrupt()
+            except Exception as exc:  # an unanswered request would hang the run for good
+                print(
+                    f"agent: the approval card failed ({exc}); the call is refused.",
+                    file=sys.stderr,
+                )
+                decision = Decision("no", "The approval card failed, so nothing was done.")
             request.resolve(decision)
 
     async def _card(self, request: ApprovalRequest) -> Decision:
@@ -67,7 +73,9 @@ class InlineApprover:
             if answer == "a":
                 return await self._always(request)
             if answer == "h" and request.kind == "edit":
-                return await _hunks(console, request)
+                decision = await _hunks(console, request)
+                if decision is not None:
+                    return decision
             if answer == "e" and request.kind == "edit":
                 decision = await _edit(console, request)
                 if decision is not None:
@@ -82,11 +90,19 @@ class InlineApprover:
                         return Decision("no", "The person switched to read-only mode.")
 
     async def _always(self, request: ApprovalRequest) -> Decision:
+        from agent_cli.policy.rules import Rule
+
         rule = request.suggested_rule
-        typed = await _prompt(f"Rule (Enter for {rule}): ")
+        while True:
+            typed = (await _prompt(f"Rule (Enter for {rule}): ")).strip()
+            try:
+                Rule.parse(typed or rule)
+                break
+            except ValueError as exc:
+                print(f"{exc}.", file=sys.stderr)  # the loop would fail on a rule it cannot read
         scope_key = (await _prompt("Scope: [c]onversation  [p]roject  [e]verywhere: ")).strip()
         scope = SCOPES.get(scope_key[:1].lower(), "conversation")
-        return Decision("always", rule=typed.strip() or rule, scope=scope)
+        return Decision("always", rule=typed or rule, scope=scope)
 
 
 def _console():  # -> rich.console.Console, imported only when a card is shown
@@ -121,10 +137,18 @@ async def _prompt(message: str) -> str:
     return await session.prompt_async(message, handle_sigint=False)
 
 
-async def _hunks(console, request: ApprovalRequest) -> Decision:
+async def _hunks(console, request: ApprovalRequest) -> Decision | None:
+    """Ask which hunks to keep; None (back to the card) if the diff has none to pick."""
     from unidiff import PatchSet
+    from unidiff.errors import UnidiffParseError
 
-    hunks = [h for f in PatchSet(request.diff) for h in f]
+    try:
+        hunks = [h for f in PatchSet(request.diff) for h in f]
+    except UnidiffParseError:
+        hunks = []
+    if not hunks:
+        console.print("This change has no hunks to pick from; answer another way.")
+        return None
     for number, hunk in enumerate(hunks, 1):
         console.print(f"[bold]hunk {number}[/bold] {hunk.section_header or ''}".rstrip())
         console.print(str(hunk).rstrip(), markup=False, highlight=False)
@@ -132,6 +156,8 @@ async def _hunks(console, request: ApprovalRequest) -> Decision:
     keep = _parse_numbers(typed, len(hunks))
     if not keep:
         return Decision("no", "The person accepted none of the hunks.")
+    if len(keep) == len(hunks):
+        return Decision("yes")  # all of them: a plain yes, not "only some"
     return Decision("yes", hunks=tuple(n - 1 for n in keep))
 
 
@@ -154,9 +180,21 @@ async def _edit(console, request: ApprovalRequest) -> Decision | None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"proposed{suffix}"
         path.write_text(proposed, encoding="utf-8")
-        command = [*shlex.split(editor), str(path)]
-        code = await asyncio.to_thread(subprocess.call, command)
+        try:
+            command = [*shlex.split(editor), str(path)]
+            code = await asyncio.to_thread(subprocess.call, command)
+        except (OSError, ValueError) as exc:
+            console.print(
+                f"The editor {editor!r} could not be started ({exc}); set $VISUAL or $EDITOR, "
+                "or answer another way.",
+                markup=False,
+            )
+            return None
         if code != 0:
             console.print(f"The editor exited with {code}; nothing was accepted.")
             return None
-        return Decision("yes", edited=path.read_text(encoding="utf-8"))
+        try:
+            return Decision("yes", edited=path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            console.print("The edited file is not UTF-8 text; nothing was accepted.")
+            return None

@@ -26,7 +26,9 @@ Layers, each able to reject on its own:
    Combined short flags are checked letter by letter; long options must match exactly
    (never a GNU abbreviation); a separate option value may not look like an option.
 6. ``PATH`` must hold only absolute directories outside the workspace, or the repo could
-   ship its own ``cat``.
+   ship its own ``cat``.  ``rg`` reads options from ``RIPGREP_CONFIG_PATH`` (``--pre``
+   among them; a relative path is the repo's own file), so with it set ``rg`` needs
+   ``--no-config``.
 """
 
 from __future__ import annotations
@@ -378,6 +380,9 @@ def _stage_is_read_only(stage: list[Word], ws: str) -> bool:
         return False
     if name == "find":
         return _find_is_read_only(args)
+    options = args[: args.index("--")] if "--" in args else args
+    if name == "rg" and os.environ.get("RIPGREP_CONFIG_PATH") and "--no-config" not in options:
+        return False  # the config file could say --pre or --search-zip
     return _arguments_ok(PROGRAMS[name], args, ws)
 
 

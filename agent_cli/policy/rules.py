@@ -8,7 +8,9 @@ Deny wins over allow, whatever the scopes.
 
 An allow rule never covers a compound command: `pytest *` must not allow
 `pytest; rm -rf ~`. A deny rule is checked against every simple command of a
-line, so `rm *` also denies `ls && rm x`.
+line, so `rm *` also denies `ls && rm x`, `echo $(rm x)`, `FOO=1 /bin/rm x`,
+`sudo rm x` and `sh -c 'rm x'`. Deny rules are a guard rail, not a sandbox: a
+program can always be reached some way no pattern foresees.
 """
 
 from __future__ import annotations
@@ -29,7 +31,17 @@ Scope = Literal["config", "conversation", "project", "everywhere"]
 SHELL_TOOL = "exec_shell_command"
 # Characters that make a command more than one simple command (or hide one).
 _COMPOUND = re.compile(r"[;&|`$<>(){}\n\r\\]")
-_SEPARATORS = re.compile(r"\|\||&&|[;&|\n]")
+# Where a simple command may start inside a line: separators, substitutions, groups.
+_SEPARATORS = re.compile(r"\|\||&&|\$\(|[;&|\n\r`(){}]")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+# Programs that run the rest of their words as another command.
+_WRAPPERS = frozenset(
+    {"sudo", "doas", "env", "command", "exec", "builtin", "nohup", "time", "nice", "ionice"}
+    | {"xargs", "stdbuf", "timeout"}
+)
+_SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh"))
+_MAX_NESTING = 3  # sh -c "sudo sh -c '...'" levels looked into
+_WRAPPER_WORDS = 6  # a wrapper's own options and values before the command it runs
 _RULE = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 
@@ -146,8 +158,7 @@ def _matches(rule: Rule, tool: str, subject: str | None, verdict: str) -> bool:
     if verdict == "allow":
         return _COMPOUND.search(subject) is None and pattern.fullmatch(_words(subject)) is not None
     # Deny: any simple command of the line, and the line as a whole.
-    parts = [subject, *_SEPARATORS.split(subject)]
-    return any(pattern.fullmatch(_words(p)) for p in parts if p.strip())
+    return any(pattern.fullmatch(words) for words in _simple_commands(subject))
 
 
 def _words(command: str) -> str:
@@ -156,6 +167,42 @@ def _words(command: str) -> str:
         return " ".join(shlex.split(command))
     except ValueError:
         return " ".join(command.split())
+
+
+def _simple_commands(line: str, depth: int = 0) -> list[str]:
+    """The line and every simple command in it, normalised as `_words` does, with env
+    assignments, wrappers (`sudo`, `env`, `xargs`...) and a program's folder taken off."""
+    found = [_words(line)]
+    for part in _SEPARATORS.split(line):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            words = part.split()
+        found += _unwrapped(words, depth)
+    return found
+
+
+def _unwrapped(words: list[str], depth: int) -> list[str]:
+    while words and _ASSIGNMENT.match(words[0]):
+        words = words[1:]
+    if not words:
+        return []
+    words = [os.path.basename(words[0]) or words[0], *words[1:]]
+    found = [" ".join(words)]
+    if depth >= _MAX_NESTING:
+        return found
+    # Neither a wrapper's options nor a shell's are known here: try the next few words.
+    following = words[1:_WRAPPER_WORDS]
+    if words[0] in _WRAPPERS:
+        for start in range(1, len(following) + 1):
+            found += _unwrapped(words[start:], depth + 1)
+    elif words[0] in _SHELLS:
+        scripted = False  # after -c (or -ec, -lc...) the next words may be the script
+        for word in following:
+            if scripted:
+                found += _simple_commands(word, depth + 1)
+            scripted = scripted or (word[:1] == "-" and word[1:2] != "-" and "c" in word)
+    return found
 
 
 def _command_pattern(pattern: str) -> re.Pattern[str]:

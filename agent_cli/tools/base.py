@@ -294,7 +294,7 @@ def cap_for_model(text: str, limit: int = MODEL_RESULT_CAP) -> str:
     data = text.encode("utf-8")
     if len(data) <= limit:
         return text
-    keep = limit - 200  # room for the line saying what was cut
+    keep = max(limit - 200, 0)  # room for the line saying what was cut
     head_size, tail_size = keep * 2 // 3, keep // 3
     head = data[:head_size].decode("utf-8", "ignore")
     tail = data[len(data) - tail_size :].decode("utf-8", "ignore")

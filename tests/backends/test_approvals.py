@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 from agent_cli.backends.loop import BuiltinLoop, LoopSettings
 from agent_cli.backends.prompt import system_prompt
-from agent_cli.engine.approval import Decision
+from agent_cli.engine.approval import ApprovalRequest, Decision
 from agent_cli.engine.events import ApprovalRequested
 from agent_cli.engine.items import Conversation, ToolItem
 from agent_cli.engine.session import Session
@@ -195,3 +196,16 @@ async def test_full_mode_writes_without_a_card_but_with_a_checkpoint(tmp_path):
     assert (tmp_path / "new" / "dir" / "a.txt").read_text() == "hi\n"
     assert h.cards == [] and h.checkpoints == ["Write new/dir/a.txt"]
     assert "Created" in h.tool_items()[0].result
+
+
+async def test_a_request_is_awaitable_and_the_first_answer_wins(tmp_path):
+    item = ToolItem(tool="write_file", call_id="c1", args="{}")
+    request = ApprovalRequest(item, "edit", diff="+x\n")
+    waiter = asyncio.ensure_future(request)  # the loop awaits the request itself
+    await asyncio.sleep(0)
+    assert not waiter.done() and not request.done
+    request.resolve(Decision("no", "not now"))
+    request.resolve(Decision("yes"))  # a second front end, too late
+    assert await waiter == Decision("no", "not now")
+    assert await request.wait() == Decision("no", "not now")
+    assert request.to_json()["diff"] == "+x\n" and request.to_json()["kind"] == "edit"

@@ -167,3 +167,96 @@ def test_inline_card_no_with_a_reason_reaches_the_model(fake, workspace, pty_env
     assert not (workspace / "made.txt").exists()
     told = tool_result(fake)
     assert "declined" in told and "not today" in told
+
+
+def test_inline_always_for_the_project_is_remembered_and_named(fake, workspace, pty_env):
+    fake.add(tool_calls(call("exec_shell_command", command="mkdir -p d1")), text("One."))
+    child = spawn(workspace, pty_env, "make a folder")
+    child.expect("Allow\\?")
+    child.sendline("a")
+    child.expect("Rule \\(Enter for exec_shell_command\\(mkdir -p \\*\\)\\)")
+    child.sendline("not a rule (")  # refused, asked again: the loop could not use it
+    child.expect("is not a rule")
+    child.expect("Rule \\(Enter")
+    child.sendline("")
+    child.expect("Scope")
+    child.sendline("p")
+    child.expect("One.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0 and (workspace / "d1").is_dir()
+
+    # A later run, even without a terminal to ask on, is allowed by the project rule.
+    fake.add(tool_calls(call("exec_shell_command", command="mkdir -p d2")), text("Two."))
+    result = agent(
+        workspace, "run", "another", "--mode", "ask", "--output", "stream-json", fake=fake
+    )
+    assert result.returncode == 0, err(result)
+    assert (workspace / "d2").is_dir()
+    rules = {
+        event["item"].get("rule")
+        for event in map(json.loads, out(result).splitlines())
+        if event.get("type") == "item_updated" and event["item"].get("kind") == "tool"
+    }
+    assert "exec_shell_command(mkdir -p *) (project)" in rules
+    assert sorted(p.name for p in workspace.iterdir()) == ["d1", "d2"]  # nothing in the repo
+    stored = Path(os.environ["XDG_DATA_HOME"]).rglob("project-*.json")
+    assert any("mkdir -p *" in p.read_text() for p in stored)  # in the user data dir
+
+
+def test_inline_hunks_applies_only_the_chosen_ones(fake, workspace, pty_env):
+    lines = [f"line {n}\n" for n in range(1, 31)]
+    (workspace / "a.txt").write_text("".join(lines))
+    edits = [
+        {"old_text": "line 2\n", "new_text": "LINE TWO\n"},
+        {"old_text": "line 29\n", "new_text": "LINE TWENTY-NINE\n"},
+    ]
+    fake.add(tool_calls(call("edit_file", path="a.txt", edits=edits)), text("Edited."))
+    child = spawn(workspace, pty_env, "edit it")
+    child.expect("Allow\\?")
+    child.sendline("h")
+    child.expect("Hunks to apply")
+    assert "hunk 1" in child.before and "hunk 2" in child.before
+    child.sendline("2")
+    child.expect("Edited.")
+    child.expect(pexpect.EOF)
+    child.close()
+    text_now = (workspace / "a.txt").read_text()
+    assert "LINE TWENTY-NINE" in text_now and "line 2\n" in text_now and "LINE TWO" not in text_now
+    told = tool_result(fake)
+    assert "applied 2 of 2" in told and "not applied: 1" in told
+
+
+def test_inline_edit_in_editor_writes_the_persons_version(fake, workspace, pty_env):
+    (workspace / "a.txt").write_text("hello\n")
+    edits = [{"old_text": "hello", "new_text": "goodbye"}]
+    fake.add(tool_calls(call("edit_file", path="a.txt", edits=edits)), text("Edited."))
+    env = {**pty_env, "VISUAL": "", "EDITOR": "sed -i s/goodbye/farewell/"}
+    child = spawn(workspace, env, "edit it")
+    child.expect("Allow\\?")
+    child.sendline("e")
+    child.expect("Edited.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (workspace / "a.txt").read_text() == "farewell\n"
+    told = tool_result(fake)
+    assert "edited your proposal" in told and "+farewell" in told
+
+
+def test_inline_editor_that_cannot_start_returns_to_the_card(fake, workspace, pty_env):
+    (workspace / "a.txt").write_text("hello\n")
+    edits = [{"old_text": "hello", "new_text": "goodbye"}]
+    fake.add(tool_calls(call("edit_file", path="a.txt", edits=edits)), text("Edited."))
+    env = {**pty_env, "VISUAL": "", "EDITOR": "no-such-editor-here"}
+    child = spawn(workspace, env, "edit it")
+    child.expect("Allow\\?")
+    child.sendline("e")
+    child.expect("could not be started")
+    child.expect("Allow\\?")
+    child.sendline("y")
+    child.expect("Edited.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (workspace / "a.txt").read_text() == "goodbye\n"

@@ -701,6 +701,20 @@ def test_search_path_the_repo_could_shadow_makes_nothing_read_only(
     assert not is_read_only("ls", ws)
 
 
+@pytest.mark.parametrize("config", [".ripgreprc", "{ws}/.ripgreprc", "/etc/ripgreprc"])
+def test_rg_with_a_config_file_is_read_only_only_with_no_config(
+    ws: Path, monkeypatch: pytest.MonkeyPatch, config: str
+) -> None:
+    # A ripgreprc may say --pre=sh; a relative one is the repo's own file.
+    (ws / ".ripgreprc").write_text("--pre=sh\n")
+    monkeypatch.setenv("RIPGREP_CONFIG_PATH", config.format(ws=ws))
+    assert not is_read_only("rg foo", ws)
+    assert not is_read_only("rg foo -- --no-config", ws)
+    assert is_read_only("rg --no-config foo", ws)
+    assert is_read_only("rg foo --no-config", ws)
+    assert is_read_only("grep -r foo .", ws)
+
+
 def test_missing_workspace_is_not_read_only(tmp_path: Path) -> None:
     assert not is_read_only("ls", tmp_path / "nope")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from agent_cli.policy.rules import RuleSet, suggest_rule
@@ -41,11 +43,50 @@ def test_allow_rule_covers_only_simple_commands(ws, command, allowed):
 
 
 @pytest.mark.parametrize(
-    "command", ["rm -rf x", "ls && rm x", "ls; rm x", "ls | rm x", "echo hi\nrm x", "ls || rm y"]
+    "command",
+    [
+        "rm -rf x",
+        "ls && rm x",
+        "ls; rm x",
+        "ls | rm x",
+        "echo hi\nrm x",
+        "ls || rm y",
+        "echo $(rm x)",
+        "echo `rm x`",
+        "(rm x)",
+        "{ rm x; }",
+        "FOO=1 rm x",
+        "/bin/rm x",
+        "\\rm x",
+        "'r'm x",
+        "sudo -u root rm x",
+        "env A=1 rm x",
+        "ls | xargs -0 rm -f",
+        "timeout 5 rm x",
+        "sh -c 'rm x'",
+        "bash -lc 'ls; rm x'",
+        'bash -o pipefail -c "sudo rm x"',
+    ],
 )
 def test_deny_rule_catches_every_simple_command_of_a_line(ws, command):
     rules = RuleSet(ws, deny=("exec_shell_command(rm *)",))
     assert rules.match("exec_shell_command", cmd(command))[0] == "deny"
+
+
+@pytest.mark.parametrize(
+    "command", ["ls", "echo rm x", "git commit -m 'rm x'", "grep rm x", "sh script.sh rm x"]
+)
+def test_deny_rule_leaves_mere_mentions_alone(ws, command):
+    rules = RuleSet(ws, deny=("exec_shell_command(rm *)",))
+    assert rules.match("exec_shell_command", cmd(command)) is None
+
+
+def test_deny_matching_stays_fast_on_hostile_lines(ws):
+    rules = RuleSet(ws, deny=("exec_shell_command(rm *)",))
+    for line in (" ".join(["xargs"] * 5000), "sh -c " * 500 + "x", "$(" * 2000):
+        started = time.monotonic()
+        rules.match("exec_shell_command", cmd(line))
+        assert time.monotonic() - started < 2, line[:20]
 
 
 def test_deny_wins_over_allow_and_says_which_rule(ws):
