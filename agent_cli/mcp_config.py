@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -110,11 +111,16 @@ def read_file(file: Path, source: str) -> tuple[list[ServerConfig], list[str]]:
     if not text.strip():
         return [], []
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_refuse_repeats)
     except json.JSONDecodeError as e:
         raise ConfigError(
             f"{file}, line {e.lineno}, column {e.colno}: not valid JSON ({e.msg}) — fix it."
         ) from e
+    except _Repeated as e:
+        raise ConfigError(
+            f"{file}{_where(text, e.key)}: {e.key!r} is given twice in one object (only one "
+            "would be used) — keep one."
+        ) from None
     if not isinstance(data, dict):
         raise ConfigError(f'{file}: expected a JSON object with "mcpServers" — fix it.')
     warnings = [
@@ -131,6 +137,35 @@ def read_file(file: Path, source: str) -> tuple[list[ServerConfig], list[str]]:
         servers.append(server)
         warnings += [f"{file}: server {name!r}: unknown key {key!r} ignored." for key in unknown]
     return servers, warnings
+
+
+class _Repeated(ValueError):
+    """A key given twice in one JSON object: json.loads would keep the last without a word."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _refuse_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise _Repeated(key)
+        data[key] = value
+    return data
+
+
+def _where(text: str, key: str) -> str:
+    """Where the repeat is: the line of the second of just two, else every line with the key."""
+    pattern = re.escape(json.dumps(key)) + r"\s*:"
+    lines = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(pattern, text)]
+    if len(lines) == 2:
+        return f", line {lines[1]}"
+    unique = sorted(set(lines))
+    if len(unique) == 1:
+        return f", line {unique[0]}"
+    return ", lines " + ", ".join(map(str, unique)) if unique else ""  # written with escapes
 
 
 def _entry(file: Path, source: str, name: str, entry: Any) -> tuple[ServerConfig, list[str]]:

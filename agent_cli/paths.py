@@ -1,7 +1,8 @@
 """Where the agent keeps its files, in one place (platformdirs locations).
 
 Tests and scripts move every location at once with the XDG variables
-(`XDG_CONFIG_HOME`, `XDG_DATA_HOME`, `XDG_STATE_HOME`), which platformdirs honours.
+(`XDG_CONFIG_HOME`, `XDG_DATA_HOME`, `XDG_STATE_HOME`, `XDG_CACHE_HOME`), which
+platformdirs honours.
 """
 
 from __future__ import annotations
@@ -21,6 +22,13 @@ def data_dir() -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir(APP_NAME))
+
+
+def cache_dir() -> Path:
+    """What can be lost at any time: it only makes things faster."""
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir(APP_NAME))
 
 
 def log_dir() -> Path:

@@ -147,12 +147,18 @@ class McpTools:
         self.ask = ask
         self.servers: McpServers | None = None
 
+    @property
+    def listed_anew(self) -> bool:
+        return self.servers is not None and self.servers.listed_anew
+
     async def tools(self) -> tuple[list[Tool], list[str]]:
         import os
 
         from agent_cli import mcp_config
         from agent_cli.tools.mcp import McpServers
 
+        if self.servers is not None:
+            return await self.servers.tools()
         workspace = self.workspace
         try:
             pending = mcp_config.pending_trust(workspace)

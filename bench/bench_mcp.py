@@ -13,8 +13,13 @@ process), scenarios interleaved round by round, medians and paired
 differences against "none" of the same round:
 
 - none: no MCP server configured (the baseline);
-- 2 SDK servers: two copies of tests/support/mcp_servers/server.py (written
-  with the SDK, so each pays the SDK's import too) — the goal applies here;
+- 2 SDK servers, remembered: two copies of tests/support/mcp_servers/server.py
+  (written with the SDK) whose tools an earlier session listed
+  (`mcp_listings`): offered from there, the servers start at a first call —
+  every start after the first one, so the goal applies here;
+- 2 SDK servers, first start: the same with nothing remembered, so the round
+  waits for both servers to start and list their tools (each pays the SDK's
+  import too);
 - 2 minimal servers: two tiny stdio servers speaking JSON-RPC by hand, which
   start in milliseconds: what is left is the client's own cost;
 - the same, the SDK already imported: spawn, handshake and listing alone;
@@ -28,6 +33,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -53,9 +59,11 @@ from bench.run import (  # noqa: E402
 ROUNDS, QUICK_ROUNDS = 10, 1
 GOAL_MS = 300.0
 PREWARM_SECONDS = 3.0
-SCENARIOS = ("none", "sdk", "minimal", "minimal-warm", "sdk-prewarmed")
+SCENARIOS = ("none", "sdk-remembered", "sdk", "minimal", "minimal-warm", "sdk-prewarmed")
+GOAL_SCENARIO = "sdk-remembered"
 LABELS = {
-    "sdk": "2 SDK servers vs none",
+    "sdk-remembered": "2 SDK servers, tools remembered, vs none",
+    "sdk": "2 SDK servers, first start, vs none",
     "minimal": "2 minimal servers vs none",
     "minimal-warm": "2 minimal servers, SDK imported, vs none",
     "sdk-prewarmed": f"2 SDK servers started {PREWARM_SECONDS:g} s earlier, vs none",
@@ -91,9 +99,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="1 round: a smoke test")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--one", choices=SCENARIOS, help=argparse.SUPPRESS)
+    parser.add_argument("--workspace", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps({"seconds": asyncio.run(one_sample(args.one))}))
+        print(json.dumps({"seconds": asyncio.run(one_sample(args.one, args.workspace))}))
         return 0
     rounds = args.rounds or (QUICK_ROUNDS if args.quick else ROUNDS)
     samples: dict[str, list[float]] = {s: [] for s in SCENARIOS}
@@ -102,24 +111,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     import random
 
     shuffle = random.Random(20261129).shuffle
-    for index in range(rounds + 1):  # round 0 is the warm-up: caches and bytecode
-        shuffle(order)
-        results = {s: sample(s, errors) for s in order if s not in errors}
-        if index and all(v is not None for v in results.values()):
-            for scenario, seconds in results.items():
-                samples[scenario].append(seconds)  # type: ignore[arg-type]
+    with tempfile.TemporaryDirectory() as home:
+        for index in range(rounds + 1):  # round 0 is the warm-up: caches and bytecode
+            shuffle(order)
+            results = {s: sample(s, Path(home), errors) for s in order if s not in errors}
+            if index and all(v is not None for v in results.values()):
+                for scenario, seconds in results.items():
+                    samples[scenario].append(seconds)  # type: ignore[arg-type]
     print_table(
         "MCP: first round with two stdio servers", rows(samples, errors), notes(rounds, errors)
     )
     return 0
 
 
-def sample(scenario: str, errors: dict[str, str]) -> float | None:
-    """One fresh process measuring one scenario once."""
+def sample(scenario: str, home: Path, errors: dict[str, str]) -> float | None:
+    """One fresh process measuring one scenario once.
+
+    Each scenario keeps its workspace and cache folder across rounds, so the
+    warm-up round's start is what "remembered" remembers; a first start gets an
+    empty cache every time.
+    """
+    workspace, cache = home / scenario / "workspace", home / scenario / "cache"
+    workspace.mkdir(parents=True, exist_ok=True)
+    if scenario != "sdk-remembered":
+        shutil.rmtree(cache, ignore_errors=True)
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     command = [sys.executable, str(Path(__file__).resolve()), "--one", scenario]
+    command += ["--workspace", str(workspace)]
     try:
         done = subprocess.run(
-            command, capture_output=True, text=True, timeout=TIMEOUT_SECONDS, cwd=ROOT
+            command, capture_output=True, text=True, timeout=TIMEOUT_SECONDS, cwd=ROOT, env=env
         )
     except subprocess.TimeoutExpired:
         errors[scenario] = "timed out"
@@ -143,7 +164,7 @@ def rows(samples: dict[str, list[float]], errors: dict[str, str]) -> list[Row]:
             continue
         extra = paired_median(ours, base) * 1000
         value = f"+{extra:.0f} ms"
-        if scenario == "sdk":
+        if scenario == GOAL_SCENARIO:
             goal = f"<= +{GOAL_MS:g} ms"
             table.append(limit_row(label, value, extra <= GOAL_MS, goal, ms(median(base))))
         else:
@@ -159,6 +180,8 @@ def notes(rounds: int, errors: dict[str, str]) -> list[str]:
         "mode full, real OpenAI provider, extra_tools = McpServers(...)",
         "an SDK server's own start is mostly the SDK's import (~1-2 s on a busy machine); "
         "the client imports the SDK once per process, in a worker thread",
+        "remembered: the tools the warm-up round's start listed (kept in the user cache dir), "
+        "the servers not started before the first request; first start: an empty cache",
     ]
     lines += [f"ERROR {k}: {' | '.join(v.splitlines()[-3:])}" for k, v in errors.items()]
     return lines
@@ -167,7 +190,7 @@ def notes(rounds: int, errors: dict[str, str]) -> list[str]:
 # ------------------------------------------------------------ one sample
 
 
-async def one_sample(scenario: str) -> float:
+async def one_sample(scenario: str, workspace: Path) -> float:
     from agent_cli.backends.loop import BuiltinLoop, LoopSettings
     from agent_cli.backends.prompt import system_prompt
     from agent_cli.engine.items import Conversation
@@ -180,8 +203,8 @@ async def one_sample(scenario: str) -> float:
     from tests.support.fake_openai import FakeOpenAI, text
     from tests.support.mcp_servers import stdio_args
 
-    with tempfile.TemporaryDirectory() as folder, FakeOpenAI(models=["m1"]) as fake:
-        workspace = Path(folder).resolve()
+    with FakeOpenAI(models=["m1"]) as fake:
+        workspace = workspace.resolve()
         configs = []
         if scenario.startswith("sdk"):
             for name in ("alpha", "beta"):

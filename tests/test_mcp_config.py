@@ -158,6 +158,31 @@ def test_bad_json_names_the_file_and_line(workspace: Path):
 
 
 @pytest.mark.parametrize(
+    ("text", "where", "key"),
+    [
+        ('{"mcpServers": {\n "a": {"command": "x"},\n "a": {"command": "y"}\n}}', "line 3", "a"),
+        ('{"mcpServers": {"a": {"command": "x", "command": "y"}}}', "line 1", "command"),
+        (  # the key is also in another object: every line it is on
+            '{"mcpServers": {\n "a": {"command": "x", "env": {"K": "1", "K": "2"}},\n'
+            ' "b": {"command": "y", "env": {"K": "3"}}}}',
+            "lines 2, 3",
+            "K",
+        ),
+    ],
+)
+def test_a_key_given_twice_is_an_error_naming_the_file_and_line(
+    workspace: Path, text: str, where: str, key: str
+):
+    file = user(text)
+    with pytest.raises(ConfigError) as caught:
+        load_servers(workspace, trusted=never)
+    assert str(caught.value) == (
+        f"{file}, {where}: {key!r} is given twice in one object (only one would be used) — "
+        "keep one."
+    )
+
+
+@pytest.mark.parametrize(
     ("entry", "words"),
     [
         ({"args": ["x"]}, 'either "command"'),

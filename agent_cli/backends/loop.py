@@ -60,10 +60,15 @@ Checkpoint = Callable[[str, str], Awaitable[list[str]]]
 
 
 class ToolSource(Protocol):
-    """More tools (MCP servers'), loaded once, the first time a run may offer them."""
+    """More tools (MCP servers'), loaded the first time a run may offer them."""
 
     async def tools(self) -> tuple[list[Tool], list[str]]:
         """The tools, and notices about what was left out."""
+        ...
+
+    @property
+    def listed_anew(self) -> bool:
+        """The tools changed since they were loaded: load them again for the next message."""
         ...
 
     async def aclose(self) -> None: ...
@@ -131,8 +136,9 @@ class BuiltinLoop:
         self.rules = rules
         self.checkpoint = checkpoint
         self._checkpoint_notices: set[str] = set()
-        self._extra_tools = extra_tools
         self._extra_source = extra_tools
+        self._extra_loaded = False
+        self._own_tools = tools  # without the source's
         self._shortened_notice = False
         # Asks the server the context window it runs the model with (see _window).
         self.served_window = served_window
@@ -212,11 +218,15 @@ class BuiltinLoop:
         return [item for item in run.conversation.items if item.parent == scope]
 
     async def _load_extra_tools(self, run: Run) -> None:
-        """Add MCP servers' tools the first time a run may offer them (never in read-only)."""
-        if self._extra_tools is None or run.mode == "read-only":
+        """Add MCP servers' tools the first time a run may offer them (never in read-only),
+        and again at a message after a server listed other tools than it was offered with."""
+        source = self._extra_source
+        if source is None or run.mode == "read-only":
             return
-        source, self._extra_tools = self._extra_tools, None
-        tools = list(self.tools)
+        if self._extra_loaded and not source.listed_anew:
+            return
+        self._extra_loaded = True
+        tools = list(self._own_tools)
         taken = {t.name for t in tools}
         more, notices = await source.tools()
         for text in notices:
@@ -422,9 +432,12 @@ class BuiltinLoop:
                 return None
             if decision.answer == "always":
                 rule = decision.rule or suggested
-                if self.rules is not None:
-                    self.rules.add(rule, decision.scope)
-                item.rule = f"{rule} ({decision.scope})"
+                try:
+                    if self.rules is not None:
+                        self.rules.add(rule, decision.scope)
+                    item.rule = f"{rule} ({decision.scope})"
+                except (ValueError, OSError) as e:  # a rule typed wrong, a rules file unwritable
+                    run.notice(f"{e} — this call is allowed once; no rule was kept.", "warn")
             if change is None:
                 return decision, None
             # Recompute after the yes: a file changed meanwhile is never overwritten blind.

@@ -14,6 +14,11 @@ from typing import NamedTuple
 
 AGENTS_MD = "AGENTS.md"
 AGENTS_MD_CAP = 8 * 1024
+PROMPT_CAP = 4000
+"""Characters of the system prompt apart from AGENTS.md and the tool definitions (SPEC §4)."""
+MIN_DESCRIPTION = 40
+"""Characters of a skill's description worth keeping; below this, names only."""
+SKILLS_HEADER = "\nSkills (read one's instructions with use_skill when it fits the task):\n"
 
 _MODES = {
     "ask": "ask — reads run at once; every change (an edit, a command that is not "
@@ -58,14 +63,45 @@ def system_prompt(
         mode=_MODES.get(mode, mode),
     )
     if skills:
-        lines = "\n".join(f"- {s.name}: {s.description}" for s in skills)
-        text += (
-            f"\nSkills (read one's instructions with use_skill when it fits the task):\n{lines}\n"
-        )
+        text += _skills_section(skills, PROMPT_CAP - len(text))
     agents_md = read_agents_md(workspace)
     if agents_md:
         text += f"\nThe project's {AGENTS_MD} says:\n\n{agents_md}\n"
     return text
+
+
+def _skills_section(skills: Sequence[SkillLine], room: int) -> str:
+    """The switched-on skills in at most `room` characters: whole descriptions when they
+    fit, else each cut to the same length, else names only and how many were left out
+    (`use_skill` with an unknown name answers with every name)."""
+    room -= len(SKILLS_HEADER) + 1  # the prompt stays strictly under the cap
+
+    def cut(text: str, width: int) -> str:
+        return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+    def described(width: int) -> str:
+        return "".join(f"- {s.name}: {cut(s.description, width)}\n" for s in skills)
+
+    # The widest cut that fits: the section only grows with the width, so a binary search.
+    low, high = MIN_DESCRIPTION, max(len(s.description) for s in skills)
+    if len(described(low)) <= room:
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if len(described(middle)) <= room else (low, middle - 1)
+        return SKILLS_HEADER + described(low)
+
+    def more(count: int) -> str:
+        return f"- and {count} more (use_skill with any name lists them)\n" if count else ""
+
+    lines, used = [], 0
+    for index, skill in enumerate(skills):
+        line = f"- {skill.name}\n"
+        if used + len(line) + len(more(len(skills) - index - 1)) > room:
+            lines.append(more(len(skills) - index))
+            break
+        lines.append(line)
+        used += len(line)
+    return SKILLS_HEADER + "".join(lines)
 
 
 def read_agents_md(workspace: Path) -> str:

@@ -104,14 +104,18 @@ def _list(workspace: Path) -> int:
         )
         return 0
 
-    async def ask() -> list[ServerStatus]:
+    async def ask() -> tuple[list[ServerStatus], list[str]]:
         servers = McpServers(list(chosen.values()), workspace, os.environ)
         try:
-            return await servers.status()
+            _, notices = await servers.tools()
+            return await servers.status(), notices
         finally:
             await servers.aclose()
 
-    for status in asyncio.run(ask()):
+    statuses, notices = asyncio.run(ask())
+    for notice in _not_shown(notices, statuses):
+        print(f"agent: {notice}", file=sys.stderr)
+    for status in statuses:
         print(_describe(status))
     if found and not trusted:
         for server in found:
@@ -121,6 +125,13 @@ def _list(workspace: Path) -> int:
             "terminal in this folder to be asked."
         )
     return 0
+
+
+def _not_shown(notices: list[str], statuses: list[ServerStatus]) -> list[str]:
+    """What a run would warn about that the listing does not show: a tool left out because
+    its name was taken, a `${VAR}` not set. A failed server's notice repeats its line."""
+    failed = [f"The MCP server {s.config.name!r} was left out" for s in statuses]
+    return [n for n in notices if not n.startswith(tuple(failed))]
 
 
 def _describe(status: ServerStatus) -> str:
@@ -225,7 +236,7 @@ def _pairs(items: list[str], option: str) -> dict[str, str]:
 
 def _add(name: str, entry: dict) -> int:
     from agent_cli import mcp_config
-    from agent_cli.errors import UsageError
+    from agent_cli.errors import ConfigError, UsageError
 
     if not NAME.fullmatch(name):
         raise UsageError(
@@ -236,6 +247,17 @@ def _add(name: str, entry: dict) -> int:
     file = mcp_config.add_server(name, entry)
     verb = "Replaced" if replaced else "Added"
     print(f"{verb} the MCP server {name!r} in {file}. See its tools with: agent mcp list")
+    local = mcp_config.workspace_file(workspace_from(None))
+    try:
+        shadowed = any(s.name == name for s in mcp_config.read_file(local, "workspace")[0])
+    except ConfigError:
+        shadowed = False  # its own problem, said when it is used
+    if shadowed:
+        print(
+            f"agent: {local} also has a server {name!r}; in this workspace (once trusted) "
+            "that entry is used instead.",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -143,7 +143,8 @@ class TextPrinter:
         self._shown[item.id] = item.state
         indent = "  " if item.parent else ""  # a sub-agent's call, under its task's line
         if item.state == "running":
-            self._line(f"{indent}• {item.title or item.tool}")
+            allowed = f"  (allowed by {item.rule})" if item.rule else ""
+            self._line(f"{indent}• {item.title or item.tool}{allowed}")
         else:
             reason = item.result.splitlines()[0] if item.result else item.state
             self._line(f"{indent}✗ {item.title or item.tool}: {reason}")

@@ -98,10 +98,10 @@ class RuleSet:
     def add(self, text: str, scope: Scope) -> None:
         """Add an allow rule chosen with "always"; project and everywhere are persisted."""
         rule = Rule.parse(text)
-        self._rules.append(("allow", rule, scope))
-        if scope in ("project", "everywhere"):
+        if scope in ("project", "everywhere"):  # kept first: a rule that cannot be is not used
             saved = [*self._load(scope), ("allow", str(rule))]
             self._save(scope, saved)
+        self._rules.append(("allow", rule, scope))
 
     def _subject(self, tool: str, args: Mapping[str, Any]) -> str | None:
         if tool == SHELL_TOOL:

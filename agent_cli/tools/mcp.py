@@ -2,7 +2,9 @@
 
 One `McpServers` per session: its servers start together the first time their
 tools are wanted, each bounded by `MCP_START_TIMEOUT`; one that fails is left
-out with a notice. Each connection lives in a task of its own (the SDK's
+out with a notice. A server whose tools are remembered from an earlier start
+(`mcp_listings`) is offered from there and starts when one of them is first
+called. Each connection lives in a task of its own (the SDK's
 transports are anyio task groups, entered and left by one task); calls are made
 from the run's task, so a stop cancels the call itself.
 
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agent_cli.tools.base import ArgumentError, Effect, Tool, ToolContext, ToolResult
+from agent_cli.tools.mcp_listings import Listed, forget, from_sdk, listing_key, recall, remember
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +76,11 @@ class ServerConfig:
     @property
     def kind(self) -> str:
         return "http" if self.url else "stdio"
+
+    def identity(self, workspace: Path) -> list[Any]:
+        """Everything that decides what starts (and so what it lists), as written."""
+        started = [self.command, list(self.args), dict(self.env), self.cwd]
+        return [self.kind, *started, self.url, dict(self.headers), str(workspace)]
 
     def permits(self, tool: str) -> bool:
         """Per-server allow/deny of the server's tool names (globs); deny wins."""
@@ -287,7 +295,10 @@ class _Server:
         self.workspace = workspace
         self.env = env  # the user's whole environment; scrubbed before a server sees it
         self.start_timeout = start_timeout
-        self.listing: list[Any] = []  # mcp_types.Tool, as the server listed them
+        self.key = listing_key(config.identity(workspace))
+        self.listing: list[Listed] = []  # as the server listed its tools when it last started
+        self.listed_anew = False  # a start listed other tools than were offered
+        self.started_once = False
         self.error = ""
         self.notices: list[str] = []
         self._client: Any = None  # mcp.client.Client, while connected
@@ -306,11 +317,32 @@ class _Server:
         return all(p.returncode is None for p in self._spawned)
 
     async def start(self) -> bool:
-        """Connect and list the tools within the start timeout; False, with `error`, if not."""
+        """Connect and list the tools within the start timeout; False, with `error`, if not.
+
+        What it lists is remembered for the next session; a server that fails
+        is forgotten, so the next session starts it up front and says why.
+        """
+        started = await self._start()
+        if started:
+            self.started_once = True
+            remember(self.key, self.listing)
+        else:
+            forget(self.key)
+        return started
+
+    async def _start(self) -> bool:
         if self.ended:
             self.error = "the session was closed"
             return False
-        ready: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.shield(preload_sdk())
+        except ImportError as e:  # an install without the SDK: say so, do not fail the run
+            self.error = f"the mcp package could not be loaded ({e}); reinstall agent"
+            return False
+        if self.ended:
+            self.error = "the session was closed"
+            return False
+        ready: asyncio.Future[list[Listed]] = asyncio.get_running_loop().create_future()
         self._closing, self._broken, self._spawned = asyncio.Event(), False, []
         self._runner = asyncio.create_task(self._run(ready, self._closing, self._spawned))
         try:
@@ -327,7 +359,7 @@ class _Server:
         return True
 
     async def _run(
-        self, ready: asyncio.Future[list[Any]], closing: asyncio.Event, spawned: list[Any]
+        self, ready: asyncio.Future[list[Listed]], closing: asyncio.Event, spawned: list[Any]
     ) -> None:
         """Own the connection from start to end (the SDK's task groups are per task)."""
         import anyio
@@ -339,7 +371,7 @@ class _Server:
             with anyio.CancelScope() as self._scope:
                 if not closing.is_set():
                     async with self._connect(errlog) as client:
-                        listing = await _list_tools(client)
+                        listing = [from_sdk(tool) for tool in await _list_tools(client)]
                         self._client = client
                         ready.set_result(listing)
                         await closing.wait()
@@ -400,16 +432,27 @@ class _Server:
             )
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
-        """Call `tool` within the entry's timeout; a server that died is started again first."""
+        """Call `tool` within the entry's timeout; the server is (re)started first if need be."""
         name = self.config.name
         async with self._lock:
             if self.ended:
                 return ToolResult(f"The MCP server {name!r} was closed.", is_error=True)
             if not self.alive:
+                again = " again" if self.started_once else ""
+                offered = self.listing
                 await self.close()
                 if not await self.start():
-                    text = f"The MCP server {name!r} had stopped and could not be started again: "
-                    return ToolResult(text + self.error, is_error=True)
+                    text = f"The MCP server {name!r} could not be started{again}: {self.error}."
+                    return ToolResult(text, is_error=True)
+                if self.listing != offered:
+                    self.listed_anew = True  # its tools changed since they were offered
+            if tool not in {t.name for t in self.listing}:
+                text = (
+                    f"The MCP server {name!r} no longer offers the tool {tool!r}; its tools "
+                    "changed since they were last listed. Its current tools are offered "
+                    "from the next message."
+                )
+                return ToolResult(text, is_error=True)
             client = self._client
         import anyio
         from mcp.shared.exceptions import MCPError
@@ -536,12 +579,19 @@ class McpServers:
         self._status: dict[str, ServerStatus] = {}
 
     def start(self) -> None:
-        """Begin starting every server in the background (idempotent); `tools()` waits."""
-        if self._loading is None:
+        """Begin offering the servers' tools in the background (idempotent); `tools()` waits.
+
+        Offered again once a server listed other tools than it was offered with.
+        """
+        if self._loading is None or (self._loading.done() and self.listed_anew):
             self._loading = asyncio.ensure_future(self._load())
 
     async def tools(self) -> tuple[list[Tool], list[str]]:
-        """Every started server's tools, and notices for what was left out and why."""
+        """Every server's tools, and notices for what was left out and why.
+
+        Servers whose tools are remembered are offered from there without
+        starting; the others start (together) and are waited for.
+        """
         if not self._servers:
             return [], []
         self.start()
@@ -549,32 +599,46 @@ class McpServers:
         tools, notices = await asyncio.shield(self._loading)
         return list(tools), list(notices)
 
+    @property
+    def listed_anew(self) -> bool:
+        """A server started during the session listed other tools than it was offered with."""
+        return any(server.listed_anew for server in self._servers)
+
     async def status(self) -> list[ServerStatus]:
-        """Start the servers (if not yet) and say how each one is, for `agent mcp list`."""
-        await self.tools()
+        """Start every server and say how each one is, for `agent mcp list`."""
+        await self._offer(remembered=False)
         off = "disabled in its file"
         return [
             self._status.get(c.name) or ServerStatus(c, "disabled", off, []) for c in self.configs
         ]
 
     async def _load(self) -> tuple[list[Tool], list[str]]:
-        try:
-            await asyncio.shield(preload_sdk())
-        except ImportError as e:  # an install without the SDK: say so, do not fail the run
-            reason = f"the mcp package could not be loaded ({e}); reinstall agent"
-            for server in self._servers:
-                self._status[server.config.name] = ServerStatus(server.config, "failed", reason, [])
-            return [], [f"MCP servers were left out: {reason}."]
+        return await self._offer(remembered=True)
+
+    async def _offer(self, remembered: bool) -> tuple[list[Tool], list[str]]:
+        """The servers' tools; with `remembered`, a server's remembered tools stand in for
+        starting it."""
+        waiting = []
+        for server in self._servers:
+            server.listed_anew = False  # what it lists now is what is offered
+            if server.alive:
+                continue  # its listing is current
+            kept = recall(server.key) if remembered else None
+            if kept is None:
+                waiting.append(server)
+            else:
+                server.listing = kept
         if any(s.ended for s in self._servers):
-            return [], []  # closed while the SDK loaded: start nothing
-        started = await asyncio.gather(*(s.start() for s in self._servers))
+            return [], []  # closed already: start nothing
+        answers = await asyncio.gather(*(server.start() for server in waiting))
+        started = dict(zip(waiting, answers, strict=True))
         tools: list[Tool] = []
         notices: list[str] = []
         owners: dict[str, str] = {}
-        for server, ok in zip(self._servers, started, strict=True):
+        for server in self._servers:
             config = server.config
             notices += server.notices
-            if not ok:
+            if not started.get(server, True):
                 notices.append(
                     f"The MCP server {config.name!r} was left out: {server.error}. "
                     "Check it with `agent mcp list`."
@@ -611,14 +675,12 @@ class McpServers:
             await asyncio.gather(*(s.close() for s in self._servers))
 
 
-def _adapt(server: _Server, listed: Any, name: str) -> McpTool:
+def _adapt(server: _Server, listed: Listed, name: str) -> McpTool:
     """One of a server's tools as a `Tool`: an external effect, the server's schema."""
-    schema = dict(listed.input_schema or {})
+    schema = dict(listed.input_schema)
     schema.setdefault("type", "object")
     if schema.get("type") == "object":
         schema.setdefault("properties", {})
-    annotations = listed.annotations
-    hint = annotations.read_only_hint if annotations is not None else None
     remote = listed.name
 
     async def call(_ctx: ToolContext, /, **arguments: Any) -> ToolResult:
@@ -633,5 +695,5 @@ def _adapt(server: _Server, listed: Any, name: str) -> McpTool:
         title=_titler(server.config.name, remote),
         mcp=server.config.name,
         server_tool=remote,
-        read_only_hint=hint,
+        read_only_hint=listed.read_only_hint,
     )

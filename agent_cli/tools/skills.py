@@ -35,6 +35,11 @@ SKILL_FILE_CAP = 256 * 1024  # a SKILL.md is instructions, not a data file
 NAME_CAP = 64
 DESCRIPTION_CAP = 1024  # the description goes into every round's system prompt
 FIELDS = ("name", "description", "title")
+# What a person who wrote a broken SKILL.md reads: the format, and a working example.
+FORMAT_HINT = (
+    "a SKILL.md starts with '---', a 'name: ...' and a 'description: ...' line, and '---' "
+    "(see one with `agent skills show review-change`)"
+)
 
 _KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _KEY = re.compile(r"([A-Za-z][A-Za-z0-9_-]*):(?:[ \t]+(.*))?")
@@ -190,7 +195,7 @@ def load_skill(folder: Path, source: Source) -> Skill:
     try:
         fields, body = parse_skill_file(text)
     except FrontMatterError as e:
-        raise _Skip(f"{e} — see SPEC §10 for the format") from None
+        raise _Skip(f"{e} — {FORMAT_HINT}") from None
     name, description = fields.get("name", ""), fields.get("description", "")
     if not name:
         raise _Skip("its front matter has no 'name'")

@@ -9,8 +9,9 @@ from pathlib import Path
 from agent_cli.backends.loop import BuiltinLoop, LoopSettings
 from agent_cli.backends.prompt import system_prompt
 from agent_cli.engine.approval import ApprovalRequest, Decision
+from agent_cli.engine.backend import StopReason
 from agent_cli.engine.events import ApprovalRequested
-from agent_cli.engine.items import Conversation, ToolItem
+from agent_cli.engine.items import Conversation, NoticeItem, ToolItem
 from agent_cli.engine.session import Session
 from agent_cli.policy.rules import RuleSet
 from agent_cli.providers.scripted import ScriptedProvider, answer, calls
@@ -158,6 +159,20 @@ async def test_always_adds_a_rule_and_the_next_call_says_which_rule_allowed_it(t
         "write_file(src/**) (conversation)",
         "write_file(src/**) (conversation)",
     ]
+
+
+async def test_an_always_with_an_unreadable_rule_allows_once_and_says_so(tmp_path):
+    first = calls(("c1", "write_file", json.dumps({"path": "a.py", "content": "a\n"})))
+    second = calls(("c2", "write_file", json.dumps({"path": "b.py", "content": "b\n"})))
+    h = Harness(tmp_path, [first, second, answer("ok")])
+    h.answer_cards(Decision("always", rule="write_file(((", scope="conversation"), Decision("yes"))
+    result = await h.session.send("write two")
+    assert result.reason is StopReason.ANSWERED  # the run goes on
+    assert (tmp_path / "a.py").read_text() == "a\n" and (tmp_path / "b.py").exists()
+    assert len(h.cards) == 2  # no rule was kept: the second call is asked about
+    assert [i.rule for i in h.tool_items()] == ["", ""]
+    notices = [i.text for i in h.session.conversation.items if isinstance(i, NoticeItem)]
+    assert any("no rule was kept" in n for n in notices)
 
 
 async def test_commands_show_the_command_and_folder_and_reads_need_no_card(tmp_path):

@@ -145,3 +145,120 @@ async def test_compact_summarises_older_turns_and_keeps_them_stored(tmp_path):
     assert "Summary: we read a." in messages[0].content
     assert sum(m.role == "user" for m in messages) == 3  # the summary and two kept turns
     assert len(items) == 12 + 2  # nothing removed: the summary and a notice were added
+
+
+# ------------------------------------------- refusals through the real HTTP boundary
+
+# The bodies real servers send when a request does not fit, as they send them.
+REFUSALS = {
+    "openai": (
+        400,
+        b'{"error": {"message": "This model\'s maximum context length is 128000 tokens. However, '
+        b'your messages resulted in 130012 tokens. Please reduce the length of the messages.", '
+        b'"type": "invalid_request_error", "param": "messages", '
+        b'"code": "context_length_exceeded"}}',
+    ),
+    "llama.cpp": (
+        400,
+        b'{"error": {"code": 400, "message": "the request exceeds the available context size, '
+        b'try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 5213, '
+        b'"n_ctx": 4096}}',
+    ),
+    "vllm": (
+        400,
+        b'{"object": "error", "message": "This model\'s maximum context length is 8192 tokens. '
+        b"However, you requested 9316 tokens (8292 in the messages, 1024 in the completion). "
+        b'Please reduce the length of the messages or completion.", "type": "BadRequestError", '
+        b'"param": null, "code": 400}',
+    ),
+    "vllm-newer": (
+        400,
+        b'{"object": "error", "message": "The decoder prompt (length 9316) is longer than the '
+        b"maximum model length of 8192. Make sure that `max_model_len` is no smaller than the "
+        b'number of text tokens.", "type": "BadRequestError", "param": null, "code": 400}',
+    ),
+}
+
+
+@pytest.mark.parametrize("server", sorted(REFUSALS))
+async def test_each_servers_refusal_shortens_and_asks_again(tmp_path, server):
+    from agent_cli.providers.openai import OpenAIProvider
+    from agent_cli.providers.retry import RetryPolicy
+    from tests.support.fake_openai import FakeOpenAI, http_error, text, tool_calls
+
+    (tmp_path / "a").write_text(BIG)
+    status, body = REFUSALS[server]
+    with FakeOpenAI() as fake:
+        fake.add(
+            tool_calls(("c1", "read_file", '{"path": "a"}')),
+            http_error(status, "", body=body),
+            text("fits now"),
+        )
+        retry = RetryPolicy(base=0.01, cap=0.02, jitter="none")
+        async with OpenAIProvider(fake.base_url, "key", retry=retry) as provider:
+            session, _, rec = make_session(tmp_path, [], provider=provider)  # type: ignore[arg-type]
+            result = await session.send("read a")
+        assert result.reason is StopReason.ANSWERED, result.error
+        assert len(fake.requests) == 3  # refused once, not retried as a failure
+        sent = [m["content"] for m in fake.requests[2]["messages"] if m["role"] == "tool"]
+        assert (
+            len(sent[0]) < SHORTENED_CAP + 300
+            and len(fake.requests[1]["messages"][-1]["content"]) > 10_000
+        )
+    notices = [e.text for e in rec.events if e.type == "notice"]
+    assert sum("shortened" in n for n in notices) == 1
+
+
+# ------------------------------------------------ user messages and pairs, long runs
+
+
+async def test_user_messages_are_sent_whole_however_much_is_shortened(tmp_path):
+    """A small window: every long result is shortened, the long user messages never are."""
+    long_question = "please look at this: " + "q" * 3_000
+    (tmp_path / "a").write_text(BIG)
+    turns = []
+    for n in range(4):
+        turns += [calls((f"c{n}", "read_file", '{"path": "a"}')), answer(f"answer {n}")]
+    session, provider, rec = make_session(tmp_path, turns, context_window=9_000)
+    for n in range(4):
+        result = await session.send(f"{n}: {long_question}")
+        assert result.reason is StopReason.ANSWERED, result.error
+    last = provider.requests[-1].messages
+    users = [m.content for m in last if m.role == "user"]
+    assert users == [f"{n}: {long_question}" for n in range(4)]
+    tools = [m.content for m in last if m.role == "tool"]
+    assert len(tools) == 4 and all(len(t) < SHORTENED_CAP + 300 for t in tools[:3])
+    notices = [e.text for e in rec.events if e.type == "notice"]
+    assert sum("shortened" in n for n in notices) == 1  # said once
+
+
+def test_a_second_compaction_cuts_after_the_first_and_never_inside_a_round():
+    many_rounds = [
+        UserItem("question 3"),
+        *[
+            item
+            for n in range(3)
+            for item in (
+                AssistantItem(
+                    "", streaming=False, tool_calls=[ToolCall(f"r{n}", "read_file", "{}")]
+                ),
+                ToolItem("read_file", f"r{n}", state="done", result="r"),
+            )
+        ],
+        AssistantItem("answer 3", streaming=False),
+    ]
+    first = [*turn(1), *turn(2)]
+    items = [SummaryItem("earlier", replaced=4), *first, *many_rounds, *turn(4), *turn(5)]
+    cut = compaction_cut(items, keep_turns=2)
+    assert isinstance(items[cut], UserItem) and items[cut].text == "question 4"
+    kept = to_messages([SummaryItem("new", replaced=cut), *items[cut:]])
+    answered = {m.tool_call_id for m in kept if m.role == "tool"}
+    called = {c.id for m in kept if m.role == "assistant" for c in m.tool_calls}
+    assert answered == called  # every call sent has its result, and no result is orphaned
+    mid_run = items[: items.index(many_rounds[0]) + 3]  # a call answered, the run goes on
+    assert mid_run[compaction_cut(mid_run, keep_turns=2)].text == "question 2"
+
+
+def test_a_summary_with_nothing_after_it_to_keep_compacts_nothing():
+    items = [SummaryItem("earlier", replaced=8), *turn(1), *turn(2)]
+    assert compaction_cut(items, keep_turns=2) == 0

@@ -137,3 +137,101 @@ def test_agent_run_calls_an_mcp_tool_and_workspace_servers_need_trust(workspace:
         read_only = agent(workspace, "run", "look", fake=fake)  # no terminal: read-only
         assert read_only.returncode == 0
         assert "docs_echo" not in [t["function"]["name"] for t in fake.requests[2]["tools"]]
+
+
+def add_server(name: str, *options: str) -> None:
+    """The test server in the user's mcp.json, as `agent mcp add` writes it."""
+    entry = {"command": sys.executable, "args": [str(SERVER), "--name", name, *options]}
+    mcp_config.add_server(name, entry)
+
+
+def test_servers_start_for_no_help_no_sessions_and_no_read_only_run(workspace: Path, tmp_path):
+    from tests.support.fake_openai import FakeOpenAI, text
+
+    marker = tmp_path / "started.json"
+    add_server("docs", "--pids", str(marker))
+    for command in (["--help"], ["run", "--help"], ["sessions"], ["skills", "list"]):
+        result = agent(workspace, *command)
+        assert result.returncode == 0, (command, err(result))
+    with FakeOpenAI() as fake:
+        fake.add(text("Only reading."))
+        read_only = agent(workspace, "run", "look", fake=fake)  # no terminal: read-only
+        assert read_only.returncode == 0, err(read_only)
+        assert not any(t["function"]["name"].startswith("docs_") for t in fake.requests[0]["tools"])
+    assert not marker.exists(), "an MCP server was started where none is needed"
+
+
+def test_an_mcp_call_asks_in_ask_mode_and_an_allow_rule_lets_it_run(workspace: Path):
+    from agent_cli import paths
+    from tests.support.fake_openai import FakeOpenAI, text, tool_calls
+
+    add_server("docs")
+    with FakeOpenAI() as fake:
+        # No terminal to ask on: the call is answered "no" at once, and the model reads why.
+        fake.add(tool_calls(("c1", "docs_echo", '{"text": "hi"}')), text("Not allowed."))
+        asked = agent(workspace, "run", "echo", "--mode", "ask", fake=fake)
+        assert asked.returncode == 0, err(asked)
+        refused = fake.requests[1]["messages"][-1]
+        assert refused["role"] == "tool" and "no terminal to ask" in refused["content"]
+        assert "docs_echo" in [t["function"]["name"] for t in fake.requests[0]["tools"]]
+        assert "refused" in err(asked)
+
+        # Allowed by name in the user's config: no question, the call runs.
+        config = paths.config_dir() / "config.toml"
+        config.write_text('[rules]\nallow = ["docs_echo"]\n')
+        fake.add(tool_calls(("c2", "docs_echo", '{"text": "hi"}')), text("Echoed."))
+        allowed = agent(workspace, "run", "echo", "--mode", "ask", fake=fake)
+        assert allowed.returncode == 0, err(allowed)
+        assert fake.requests[3]["messages"][-1]["content"] == "hi"
+
+
+def test_list_warns_about_tools_left_out_and_variables_not_set(workspace: Path):
+    add_server("x.y")
+    mcp_config.add_server(
+        "x_y",
+        {
+            "command": sys.executable,
+            "args": [str(SERVER)],
+            "env": {"TOKEN_FOR_TEST": "${AGENT_TEST_UNSET_VARIABLE}"},
+            "deny": ["add"],
+        },
+    )
+    listed = agent(workspace, "mcp", "list")
+    assert listed.returncode == 0, err(listed)
+    warnings = err(listed)
+    assert "The MCP tool 'echo' of 'x_y' was left out: its name 'x_y_echo' is taken" in warnings
+    assert "'add' of 'x_y'" not in warnings  # denied, so it never collides
+    assert "AGENT_TEST_UNSET_VARIABLE not set" in warnings
+    assert "ok, 0 tools" in next(
+        line for line in out(listed).splitlines() if line.startswith("x_y ")
+    )
+
+
+def test_a_failed_server_is_said_once_in_the_listing(workspace: Path):
+    mcp_config.add_server("gone", {"command": str(workspace / "no-such-program")})
+    listed = agent(workspace, "mcp", "list")
+    assert listed.returncode == 0
+    assert "gone  [user" in out(listed) and "failed: the program" in out(listed)
+    assert "was left out" not in err(listed)  # the line above says it; no second notice
+
+
+def test_add_says_when_the_workspace_file_has_the_same_name(workspace: Path):
+    (workspace / ".agent").mkdir()
+    local = {"mcpServers": {"docs": {"command": "local-docs"}}}
+    (workspace / ".agent" / "mcp.json").write_text(json.dumps(local))
+    added = agent(workspace, "mcp", "add", "docs", "--", "user-docs")
+    assert added.returncode == 0, err(added)
+    assert ".agent/mcp.json also has a server 'docs'" in err(added)
+    plain = agent(workspace, "mcp", "add", "other", "--", "user-docs")
+    assert err(plain) == ""
+
+
+def test_duplicate_server_names_in_a_file_are_exit_2_naming_the_line(workspace: Path):
+    file = mcp_config.user_file()
+    file.parent.mkdir(parents=True)
+    file.write_text('{"mcpServers": {\n  "a": {"command": "x"},\n  "a": {"command": "y"}\n}}\n')
+    for command in (["mcp", "list"], ["mcp", "add", "b", "--", "z"], ["mcp", "rm", "a"]):
+        result = agent(workspace, *command)
+        assert result.returncode == 2 and one_sentence(result), command
+        assert f"{file}, line 3: 'a' is given twice" in err(result)
+    assert file.read_text().count('"a"') == 2  # never rewritten

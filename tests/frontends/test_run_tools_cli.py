@@ -203,6 +203,12 @@ def test_inline_always_for_the_project_is_remembered_and_named(fake, workspace, 
     stored = Path(os.environ["XDG_DATA_HOME"]).rglob("project-*.json")
     assert any("mkdir -p *" in p.read_text() for p in stored)  # in the user data dir
 
+    # Text output names the rule on the call's line.
+    fake.add(tool_calls(call("exec_shell_command", command="mkdir -p d3")), text("Three."))
+    result = agent(workspace, "run", "a third", "--mode", "ask", fake=fake)
+    assert result.returncode == 0, err(result)
+    assert "(allowed by exec_shell_command(mkdir -p *) (project))" in err(result)
+
 
 def test_inline_hunks_applies_only_the_chosen_ones(fake, workspace, pty_env):
     lines = [f"line {n}\n" for n in range(1, 31)]

@@ -78,3 +78,15 @@ def test_every_subcommand_has_help_with_examples(workspace: Path):
         result = agent(workspace, "skills", command, "--help")
         assert result.returncode == 0, err(result)
         assert "Examples: agent skills" in out(result), command
+
+
+def test_a_file_without_front_matter_is_skipped_with_what_it_should_look_like(workspace: Path):
+    notes = workspace / ".agent" / "skills" / "notes"
+    notes.mkdir(parents=True)
+    (notes / "SKILL.md").write_text("# Notes\n\nJust text.\n")
+    result = agent(workspace, "skills", "list")
+    assert result.returncode == 0 and "notes" not in out(result)
+    (warning,) = err(result).splitlines()
+    assert warning.startswith(f"agent: skipped {notes / 'SKILL.md'}: it does not start with")
+    assert "'name: ...'" in warning and "agent skills show review-change" in warning
+    assert "SPEC" not in warning  # a person has the README, not our spec

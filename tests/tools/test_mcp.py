@@ -171,6 +171,26 @@ async def test_closing_while_servers_start_ends_them_at_once(workspace: Path, tm
     assert tools == [] and "'slow' was left out" in notices[0]
 
 
+async def test_servers_start_together(workspace: Path, tmp_path: Path):
+    """Two servers that each take 3 s to start: started one after the other, the second
+    would not even be spawned before the first had finished."""
+    files = [tmp_path / "a.json", tmp_path / "b.json"]
+    configs = [stdio(f.stem, "--pids", str(f), "--slow", "3") for f in files]
+    servers = McpServers(configs, workspace, os.environ)
+    try:
+        loading = asyncio.ensure_future(servers.tools())
+        while not files[0].exists() and not files[1].exists():
+            await asyncio.sleep(0.02)
+        first = time.monotonic()
+        while not all(f.exists() for f in files):
+            await asyncio.sleep(0.02)
+        assert time.monotonic() - first < 2.5, "the servers were started one at a time"
+        tools, notices = await loading
+        assert notices == [] and {"a_echo", "b_echo"} <= {t.name for t in tools}
+    finally:
+        await servers.aclose()
+
+
 async def test_slow_and_broken_servers_are_left_out_with_a_notice(workspace: Path, tmp_path: Path):
     pids = tmp_path / "pids.json"
     configs = [
@@ -359,6 +379,7 @@ async def test_the_loop_offers_and_calls_mcp_tools_and_read_only_starts_none(wor
         assert "docs_echo" in [t.name for t in provider.requests[1].tools]
         item = next(i for i in session.conversation.items if isinstance(i, ToolItem))
         assert (item.tool, item.mcp, item.state, item.result) == ("docs_echo", "docs", "done", "hi")
+        assert item.read_only_hint is True  # the server's claim, for the card to show
     finally:
         await session.aclose()
         await servers.aclose()
