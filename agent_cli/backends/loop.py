@@ -300,6 +300,12 @@ class BuiltinLoop:
 
     def _shorten(self, run: Run, items: list[Item]) -> None:
         if shorten_oldest(items) is None:
+            if compaction_cut(items, KEEP_TURNS) == 0:  # /compact would find nothing to do
+                raise ContextFull(
+                    "This message's own work no longer fits the model's context window, and "
+                    "there is nothing older to summarise — start a new conversation with a "
+                    "narrower request, or use a model with a larger window."
+                )
             raise ContextFull(
                 "The conversation no longer fits the model's context window — run /compact "
                 "(or agent run --continue --compact) to summarise it, or start a new one."

@@ -27,13 +27,15 @@ def register(app: typer.Typer) -> None:
         help="List, show, and switch on or off the skills the model may use.\n\n"
         "A skill is a folder with a SKILL.md: bundled with agent, in the user config "
         "folder's skills/, or in the workspace's .agent/skills/ (later wins by name).",
-        epilog="Examples: agent skills list · agent skills show review-change · "
+        epilog="Examples: agent skills · agent skills show review-change · "
         "agent skills disable write-tests",
-        no_args_is_help=True,
+        invoke_without_command=True,
+        no_args_is_help=False,
         rich_markup_mode=None,
         pretty_exceptions_enable=False,
         add_completion=False,
     )
+    skills.callback()(_default)
     skills.command(
         "list", epilog="Examples: agent skills list · agent skills list --cwd ~/src/app"
     )(list_skills)
@@ -48,6 +50,12 @@ def register(app: typer.Typer) -> None:
         "then `agent skills list` shows it off",
     )(disable)
     app.add_typer(skills, name="skills")
+
+
+def _default(context: typer.Context) -> None:
+    """Skills: with no subcommand, list them."""
+    if context.invoked_subcommand is None:
+        list_skills()
 
 
 def list_skills(cwd: CWD = None) -> None:

@@ -82,6 +82,15 @@ class ToolItem:
     id: str = field(default_factory=new_id)
     parent: str = ""  # see UserItem.parent
 
+    @property
+    def mcp_label(self) -> str:
+        """For a card: the MCP server and its claim about the tool ("" for our own tools)."""
+        if not self.mcp:
+            return ""
+        hint = self.read_only_hint
+        said = "no readOnlyHint" if hint is None else f"readOnlyHint: {str(hint).lower()}"
+        return f"MCP: {self.mcp} · {said}"
+
 
 @dataclass
 class NoticeItem:

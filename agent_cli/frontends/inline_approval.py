@@ -123,7 +123,8 @@ def _show(console, request: ApprovalRequest) -> None:
         body = Syntax(request.diff, "diff", theme="ansi_dark", word_wrap=True)
     else:
         body = Text(item.args or "{}")
-    title = f"{item.title or item.tool}" + (f"  [MCP: {item.mcp}]" if item.mcp else "")
+    # An MCP tool's readOnlyHint is the server's claim: shown, never trusted (SPEC §8).
+    title = f"{item.title or item.tool}" + (f"  [{item.mcp_label}]" if item.mcp else "")
     console.print(Panel(body, title=title, title_align="left", border_style="yellow"))
 
 

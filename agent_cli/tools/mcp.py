@@ -276,6 +276,8 @@ def _reason(error: BaseException) -> str:
         error = error.exceptions[0]
     if isinstance(error, FileNotFoundError):
         return f"the program {error.filename or ''} was not found".replace("  ", " ")
+    if type(error).__name__ == "ConnectError":  # httpx's: a Streamable HTTP server's address
+        return "nothing answers at its address (is the server running?)"
     text = getattr(getattr(error, "error", None), "message", "") or str(error)
     if text == "Connection closed":
         return "it closed the connection before the handshake ended"

@@ -125,8 +125,18 @@ async def test_the_estimate_shortens_before_sending(tmp_path):
 
 async def test_nothing_left_to_shorten_ends_with_advice_to_compact(tmp_path):
     session, _, _ = make_session(tmp_path, [[ContextTooLong("too long", 400)]])
+    older = [*turn(1, result="short"), *turn(2, result="short")]  # for /compact to summarise
+    session.conversation.items.extend(older)
     result = await session.send("hi")
     assert result.reason is StopReason.ERROR and "/compact" in result.error
+    assert isinstance(session.conversation.items[0], UserItem)  # never dropped
+
+
+async def test_with_nothing_older_to_summarise_compact_is_not_suggested(tmp_path):
+    session, _, _ = make_session(tmp_path, [[ContextTooLong("too long", 400)]])
+    result = await session.send("hi")
+    assert result.reason is StopReason.ERROR and "/compact" not in result.error
+    assert "new conversation" in result.error
     assert isinstance(session.conversation.items[0], UserItem)  # never dropped
 
 

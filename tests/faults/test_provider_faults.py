@@ -337,8 +337,9 @@ def test_a_50_mb_answer_arrives_whole_in_bounded_memory(fake, workspace, tmp_pat
     assert (tmp_path / "stdout").read_text() == expected + "\n"  # every byte, in order
     (conversation,) = saved()
     assert conversation["items"][1]["text"] == expected
-    # Going on loads it, and says plainly that it no longer fits the model.
+    # Going on loads it, and says plainly that it no longer fits the model (and, as there is
+    # no older turn to summarise, not to try /compact).
     result = agent(workspace, "run", "--continue", "go on", *MODEL, fake=fake)
     line = error_line(result)
-    assert "no longer fits" in line and "/compact" in line
+    assert "no longer fits" in line and "new conversation" in line and "/compact" not in line
     assert len(saved()[0]["items"]) > 2

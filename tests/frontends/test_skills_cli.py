@@ -90,3 +90,9 @@ def test_a_file_without_front_matter_is_skipped_with_what_it_should_look_like(wo
     assert warning.startswith(f"agent: skipped {notes / 'SKILL.md'}: it does not start with")
     assert "'name: ...'" in warning and "agent skills show review-change" in warning
     assert "SPEC" not in warning  # a person has the README, not our spec
+
+
+def test_plain_agent_skills_lists_as_agent_mcp_does(workspace: Path):
+    result = agent(workspace, "skills")
+    assert result.returncode == 0, err(result)
+    assert set(rows(out(result))) == set(BUNDLED)

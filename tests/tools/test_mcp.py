@@ -383,3 +383,18 @@ async def test_the_loop_offers_and_calls_mcp_tools_and_read_only_starts_none(wor
     finally:
         await session.aclose()
         await servers.aclose()
+
+
+async def test_an_http_server_that_is_not_running_is_said_plainly(workspace: Path):
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = ServerConfig("web", url=f"http://127.0.0.1:{port}/mcp")
+    servers = McpServers([config], workspace, os.environ)
+    tools, notices = await servers.tools()
+    await servers.aclose()
+    assert tools == []
+    assert (
+        "'web' was left out: nothing answers at its address (is the server running?)"
+        in (notices[0])
+    )

@@ -241,9 +241,7 @@ class ApprovalScreen(ModalScreen[Decision]):
         """What kind of call: an MCP server's tool (and its own claim), or the diff's size."""
         if self.request.item.mcp:
             # MCP's readOnlyHint is the server's claim, shown but never trusted (SPEC §8).
-            hint = getattr(self.request.item, "read_only_hint", None)
-            said = "no readOnlyHint" if hint is None else f"readOnlyHint: {str(hint).lower()}"
-            return f"MCP: {self.request.item.mcp} · {said}"
+            return self.request.item.mcp_label
         if not self.hunks:
             return self.request.kind
         added = sum(hunk.added for hunk in self.hunks)
