@@ -8,6 +8,7 @@ backend is running.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import NamedTuple, Protocol
@@ -47,7 +48,13 @@ class RunResult(NamedTuple):
 
 
 class Run:
-    """What a backend may do during one run; every change becomes an event."""
+    """What a backend may do during one run; every change becomes an event.
+
+    Deltas are the exception to "at once": a token is a few characters and one
+    network read brings hundreds, so the deltas of one item that arrive in one
+    turn of the event loop are published as one, at the end of that turn (before
+    any other event of the run, so the order holds). Nothing waits longer.
+    """
 
     def __init__(
         self,
@@ -57,13 +64,15 @@ class Run:
         checkpoint: Callable[[], None],
     ) -> None:
         self.conversation = conversation
-        self._publish = publish
+        self._emit = publish
         self._mode = mode
         self._checkpoint = checkpoint
         self.rounds = 0
         self.usage = Usage()
         self.pending: list[ApprovalRequest] = []
         self.changed: set[str] = set()  # ids of items added or updated since the last save
+        self._batch: tuple[str, bool] | None = None  # (item id, reasoning?) of pending deltas
+        self._pieces: list[str] = []
 
     @property
     def mode(self) -> str:
@@ -88,7 +97,29 @@ class Run:
             self._checkpoint()
 
     def delta(self, item: Item, text: str = "", reasoning: str = "") -> None:
-        self._publish(Delta(item.id, text, reasoning))  # the hot path: once per token
+        """`item` grew by `text` (or `reasoning`): the hot path, once per token."""
+        batch = (item.id, not text)
+        if self._batch != batch:
+            if self._batch is None:
+                asyncio.get_running_loop().call_soon(self.flush)
+            else:  # another item (or reasoning after text): the batch so far goes first
+                self.flush()  # (the flush already scheduled publishes the new one)
+            self._batch = batch
+        self._pieces.append(text or reasoning)
+
+    def flush(self) -> None:
+        """Publish the pending deltas now (every other event does this first)."""
+        if self._batch is None:
+            return
+        (item, reasoning), self._batch = self._batch, None
+        joined = "".join(self._pieces)
+        self._pieces = []
+        self._emit(Delta(item, "", joined) if reasoning else Delta(item, joined))
+
+    def _publish(self, event: Event) -> None:
+        if self._batch is not None:
+            self.flush()
+        self._emit(event)
 
     def notice(self, text: str, level: NoticeLevel = "info") -> None:
         self.add(NoticeItem(text, level))

@@ -206,6 +206,7 @@ class Session:
             result = RunResult(StopReason.ERROR, message)
         result = result._replace(rounds=run.rounds, usage=run.usage)
         self._finish_items(run, result)
+        run.flush()  # the run's last deltas come before it is said to have finished
         self.conversation.mark_idle()
         self.save(whole=True)
         self._run = None
