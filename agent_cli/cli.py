@@ -7,6 +7,7 @@ module, `--help` only Typer, and a command imports what it uses when it runs.
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 from agent_cli import __version__
 
@@ -25,7 +26,32 @@ def main() -> None:
     try:
         app(args=argv, prog_name="agent", standalone_mode=True)
     except KeyboardInterrupt:
-        sys.exit(EXIT_INTERRUPTED)
+        _leave(EXIT_INTERRUPTED)
+    except SystemExit as e:
+        _leave(e.code)
+    _leave(EXIT_OK)
+
+
+def _leave(code: object) -> NoReturn:
+    """Exit without Python's teardown, once nothing is left to do.
+
+    Freeing every module and object at exit takes 50-70 ms — a sixth of a
+    one-shot run — and serves nothing once the exit handlers have run (they
+    close the log) and the standard streams are flushed. Only when the main
+    thread is the last one and the code is a number; else the usual way.
+    """
+    threading = sys.modules.get("threading")
+    if not isinstance(code, int | None) or (threading and threading.active_count() > 1):
+        sys.exit(code)
+    import atexit
+    import contextlib
+    import os
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to say
+            stream.flush()
+    os._exit(code or EXIT_OK)
 
 
 def _app(argv: list[str]):  # -> typer.Typer; built on demand: `--version` skips Typer
