@@ -13,7 +13,10 @@ Rows (goals from the performance issue):
 - `agent run "hi"` (a 50-token answer from the fake server) vs
   `python -c "import typer, httpx"`: <= 1.5x; its peak RSS <= 60 MB.
 - process start -> first request received by the server, minus the median of
-  paired `python -c pass` runs: <= 150 ms.
+  paired `python -c pass` runs: <= 150 ms. For scale, the same is measured for a
+  bare client: a script that imports Typer and sends the request with
+  `httpx.AsyncClient` and nothing else (without httpx's own CLI, as the agent)
+  — the floor of the agent's dependencies and the standard library they load.
 """
 
 from __future__ import annotations
@@ -57,6 +60,21 @@ HELP_GOAL = 1.3
 RUN_GOAL = 1.5
 RSS_GOAL_MB = 60.0
 FIRST_REQUEST_GOAL_MS = 150.0
+# The least a Typer + httpx program does to send the same request (see the docstring).
+BARE_CLIENT = """\
+import sys
+sys.modules["httpx._main"] = None  # as the agent does: httpx's own CLI is not imported
+import asyncio, os, typer, httpx
+async def main():
+    url = os.environ["OPENAI_BASE_URL"] + "/chat/completions"
+    body = {"model": os.environ["AGENT_MODEL"], "stream": True,
+            "messages": [{"role": "user", "content": "hi"}]}
+    async with httpx.AsyncClient() as client:
+        async with client.stream("POST", url, json=body) as response:
+            async for line in response.aiter_lines():
+                pass
+asyncio.run(main())
+"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,6 +122,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     expect=answered,
                     seen=requests_seen,
                 ),
+                Job(
+                    "bare client (first request)",
+                    python("-c", BARE_CLIENT),
+                    before=queue_answer,
+                    seen=requests_seen,
+                ),
             )
         }
         every = list(jobs.values())
@@ -120,6 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "python -c 'import typer, httpx'",
         "first request: spawn -> the fake server records the POST (polled every 1 ms), "
         "minus python -c pass, as the median of per-round differences",
+        "bare client: imports Typer, POSTs the request with httpx.AsyncClient and reads the "
+        "stream; nothing else (its start -> request is the dependencies' floor)",
         *failures(every),
     ]
     print_table("cold start", rows, notes)
@@ -182,6 +208,17 @@ def table_rows(jobs: dict[str, Job]) -> list[Row]:
     else:
         rows.append(error_row("start -> first request vs python -c pass"))
         rows.append(error_row("start -> first request, minus python -c pass"))
+
+    floor = "bare client (first request)"
+    label = "bare Typer + httpx client: start -> request, minus python -c pass"
+    floor_arrivals = [s.first_request for s in jobs[floor].samples]
+    floor_seen = [a for a in floor_arrivals if a is not None]
+    if ok(floor, bare) and len(floor_seen) == len(floor_arrivals) and len(seen) == len(arrivals):
+        rows.append(Row(label, ms(paired_median(floor_seen, jobs[bare].seconds()))))
+        above = paired_median(seen, floor_seen)
+        rows.append(Row("start -> first request, agent minus the bare client", ms(above)))
+    else:
+        rows.append(error_row(label))
     return rows
 
 
