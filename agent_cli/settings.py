@@ -6,7 +6,9 @@ file, the line and the key; it never falls back silently. Unknown keys warn.
 A project file (`.agent/config.toml`) comes with a cloned repository, so it
 may not raise its own permissions: `mode`, `providers` (which could send
 your key to another server) and allow rules are read from the user's file
-and flags only; in a project file they are ignored with a warning.
+and flags only; in a project file they are ignored with a warning. Of
+`[shell_environment]` it may only add `exclude` patterns: anything else
+could hand a secret to the commands the model runs.
 
 A provider's API key, in order: the variable its `api_key_env` names; the
 service's own variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`) for the
@@ -28,6 +30,7 @@ from typing import Any
 
 from agent_cli import paths
 from agent_cli.errors import ConfigError
+from agent_cli.tools.environment import INHERIT_CHOICES, EnvironmentPolicy
 
 DEFAULT_MODE = "ask"
 DEFAULT_MAX_ROUNDS = 30
@@ -77,6 +80,15 @@ _AGENT_KEYS: dict[str, type | tuple[type, ...]] = {
     "gated": bool,
 }
 _SUBAGENT_KEYS: dict[str, type | tuple[type, ...]] = {"max_depth": int, "max_rounds": int}
+# [shell_environment]: what of the user's environment commands and MCP servers get.
+_ENVIRONMENT_KEYS: dict[str, type | tuple[type, ...]] = {
+    "inherit": str,
+    "ignore_default_excludes": bool,
+    "exclude": list,
+    "include_only": list,
+    "set": dict,
+}
+_PROJECT_ENVIRONMENT_KEYS = ("exclude",)  # a project may hide more, never show more
 _PRICE_KEYS: dict[str, type | tuple[type, ...]] = {"input": (int, float), "output": (int, float)}
 _HOOK_KEYS: dict[str, type | tuple[type, ...]] = {
     "command": str,
@@ -168,6 +180,7 @@ class Settings:
     subagent_depth: int = DEFAULT_SUBAGENT_DEPTH  # 0 turns the `task` tool off
     subagent_rounds: int = DEFAULT_SUBAGENT_ROUNDS  # shared by the whole tree of children
     prices: Mapping[str, Price] = field(default_factory=dict)  # model name → price
+    shell_environment: EnvironmentPolicy = field(default_factory=EnvironmentPolicy)
     warnings: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -229,8 +242,20 @@ def load_settings(
         subagent_depth=merged.get("subagents.max_depth", DEFAULT_SUBAGENT_DEPTH),
         subagent_rounds=merged.get("subagents.max_rounds", DEFAULT_SUBAGENT_ROUNDS),
         prices={**user.prices, **project.prices},
+        shell_environment=_environment_policy(user.environment, project.environment),
         warnings=tuple(warnings),
         sources=sources,
+    )
+
+
+def _environment_policy(user: Mapping[str, Any], project: Mapping[str, Any]) -> EnvironmentPolicy:
+    """The user's `[shell_environment]`, with the project's `exclude` patterns added."""
+    return EnvironmentPolicy(
+        inherit=user.get("inherit", "all"),
+        ignore_default_excludes=user.get("ignore_default_excludes", False),
+        exclude=(*user.get("exclude", ()), *project.get("exclude", ())),
+        include_only=tuple(user.get("include_only", ())),
+        set=dict(user.get("set", {})),
     )
 
 
@@ -348,6 +373,7 @@ class _Layer:
     agents: dict[str, dict[str, Any]] = field(default_factory=dict)
     hooks: dict[str, tuple[Hook, ...]] = field(default_factory=dict)
     prices: dict[str, Price] = field(default_factory=dict)
+    environment: dict[str, Any] = field(default_factory=dict)  # [shell_environment], checked
     warnings: list[str] = field(default_factory=list)
 
 
@@ -379,6 +405,8 @@ def _read_config(path: Path, project: bool, env: Mapping[str, str] | None = None
             layer.hooks = _read_hooks(bad, value, path)
         elif key == "prices":
             layer.prices = _read_prices(bad, value)
+        elif key == "shell_environment":
+            layer.environment = _read_environment(bad, value, project, layer.warnings)
         elif key == "subagents":
             bad.check(key, value, dict)
             for name, setting in value.items():
@@ -498,6 +526,40 @@ def _read_prices(bad: _Checker, table: Any) -> dict[str, Price]:
             bad.check(f"{where}.{key}", value, _PRICE_KEYS[key])
         prices[model] = Price(float(entry.get("input", 0)), float(entry.get("output", 0)))
     return prices
+
+
+def _read_environment(
+    bad: _Checker, table: Any, project: bool, warnings: list[str]
+) -> dict[str, Any]:
+    """`[shell_environment]`; in a project file, everything but `exclude` is ignored."""
+    bad.check("shell_environment", table, dict)
+    found: dict[str, Any] = {}
+    for key, value in table.items():
+        where = f"shell_environment.{key}"
+        if key not in _ENVIRONMENT_KEYS:
+            raise bad.error(
+                where,
+                "is not a shell_environment setting (use inherit, ignore_default_excludes, "
+                "exclude, include_only or set)",
+            )
+        if project and key not in _PROJECT_ENVIRONMENT_KEYS:
+            warnings.append(
+                f"{bad.path}, line {bad.line_of(where)}: {where!r} is ignored in a project "
+                "file, for safety (a project may only add exclude patterns)."
+            )
+            continue
+        bad.check(where, value, _ENVIRONMENT_KEYS[key])
+        if key == "inherit" and value not in INHERIT_CHOICES:
+            raise bad.error(where, f"is {value!r}: use all, core or none")
+        if key in ("exclude", "include_only"):
+            value = tuple(bad.check(where, pattern, str) for pattern in value)
+        if key == "set":
+            for name, text in value.items():
+                if not name or "=" in name:
+                    raise bad.error(where, f"names {name!r}, which cannot be a variable's name")
+                bad.check(f"{where}.{name}", text, str)
+        found[key] = value
+    return found
 
 
 def _read_rules(bad: _Checker, table: Any, project: bool, warnings: list[str]) -> dict:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from agent_cli.backends.catalog import AgentSpec
     from agent_cli.frontends.interactive import AgentChoice, Interactive, Questions
     from agent_cli.tools.base import FileAccess, Tool
+    from agent_cli.tools.environment import EnvironmentPolicy
     from agent_cli.tools.mcp import McpServers
 
 
@@ -139,12 +140,16 @@ class McpTools:
 
     A workspace's own `.agent/mcp.json` is used only once the person trusted
     it (asked through `ask`, when there is someone to ask); otherwise its
-    servers are left out with a notice.
+    servers are left out with a notice. `env_policy` ([shell_environment]) says what of
+    the user's environment a stdio server inherits.
     """
 
-    def __init__(self, workspace: Path, ask: AskTrust | None) -> None:
+    def __init__(
+        self, workspace: Path, ask: AskTrust | None, env_policy: EnvironmentPolicy | None = None
+    ) -> None:
         self.workspace = workspace
         self.ask = ask
+        self.env_policy = env_policy
         self.servers: McpServers | None = None
 
     @property
@@ -171,7 +176,8 @@ class McpTools:
             return [], [f"{e} MCP servers are left out."]
         if not configs:
             return [], warnings
-        self.servers = McpServers(configs, workspace, os.environ)
+        # The whole environment: an entry's ${VAR} may name a secret on purpose.
+        self.servers = McpServers(configs, workspace, os.environ, env_policy=self.env_policy)
         tools, notices = await self.servers.tools()
         return tools, [*warnings, *notices]
 
@@ -388,12 +394,12 @@ def builtin_backend(
     return BuiltinLoop(
         provider=provider,
         tools=tools,
-        context=ToolContext(confined, files=files),
+        context=ToolContext(confined, files=files, env_policy=settings.shell_environment),
         settings=LoopSettings(model.id, workspace, settings.max_rounds, window),
         system_prompt=lambda mode: system_prompt(workspace, mode, lines),
         rules=rules,
         checkpoint=checkpointer(workspace),
-        extra_tools=McpTools(workspace, ask_trust),
+        extra_tools=McpTools(workspace, ask_trust, settings.shell_environment),
         hooks=hooks,
         subagents=subagents,
         served_window=served_window,

@@ -9,6 +9,7 @@ import pytest
 from agent_cli import paths
 from agent_cli.errors import ConfigError
 from agent_cli.settings import Flags, load_settings
+from agent_cli.tools.environment import EnvironmentPolicy
 
 
 def user_config(text: str) -> Path:
@@ -254,3 +255,79 @@ def test_a_project_file_cannot_raise_the_sub_agent_budget(tmp_path):
     settings = load_settings(tmp_path, environ={})
     assert settings.subagent_rounds == 50
     assert any("'subagents' is ignored" in warning for warning in settings.warnings)
+
+
+# ------------------------------------------------------------ [shell_environment]
+
+
+def test_shell_environment_defaults_to_the_environment_without_secrets(tmp_path):
+    assert load_settings(tmp_path, environ={}).shell_environment == EnvironmentPolicy()
+
+
+def test_shell_environment_table_is_read(tmp_path):
+    user_config(
+        "[shell_environment]\n"
+        'inherit = "core"\n'
+        "ignore_default_excludes = true\n"
+        'exclude = ["AWS_*"]\n'
+        'include_only = ["PATH", "HOME", "CI"]\n'
+        "[shell_environment.set]\n"
+        'CI = "1"\n'
+    )
+    policy = load_settings(tmp_path, environ={}).shell_environment
+    assert policy == EnvironmentPolicy(
+        inherit="core",
+        ignore_default_excludes=True,
+        exclude=("AWS_*",),
+        include_only=("PATH", "HOME", "CI"),
+        set={"CI": "1"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "line", "problem"),
+    [
+        ('inherit = "some"\n', "shell_environment.inherit", 3, "use all, core or none"),
+        ('exclude = "AWS_*"\n', "shell_environment.exclude", 3, "must be a list"),
+        ("include_only = [1]\n", "shell_environment.include_only", 3, "must be a string"),
+        ('ignore_default_excludes = "yes"\n', "shell_environment.ignore_default_excludes", 3,
+         "true or false"),
+        ("set = { CI = 1 }\n", "shell_environment.set.CI", 3, "must be a string"),
+        ('set = { "A=B" = "x" }\n', "shell_environment.set", 3, "cannot be a variable's name"),
+        ('inherits = "all"\n', "shell_environment.inherits", 3, "not a shell_environment"),
+    ],
+)  # fmt: skip
+def test_bad_shell_environment_names_the_file_line_and_key(tmp_path, text, key, line, problem):
+    path = user_config('model = "m"\n[shell_environment]\n' + text)
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path, environ={})
+    message = str(info.value)
+    assert str(path) in message and f"line {line}" in message and repr(key) in message, message
+    assert problem in message
+    assert info.value.exit_code == 2
+
+
+def test_a_project_file_may_only_add_excludes_to_the_shell_environment(tmp_path):
+    user_config('[shell_environment]\nexclude = ["AWS_*"]\nset = { CI = "1" }\n')
+    path = project_config(
+        tmp_path,
+        "[shell_environment]\n"
+        'inherit = "all"\n'
+        "ignore_default_excludes = true\n"
+        'exclude = ["NPM_*"]\n'
+        'include_only = ["*"]\n'
+        'set = { LEAK = "x" }\n',
+    )
+    settings = load_settings(tmp_path, environ={})
+    policy = settings.shell_environment
+    assert policy == EnvironmentPolicy(exclude=("AWS_*", "NPM_*"), set={"CI": "1"})
+    ignored = [w for w in settings.warnings if "is ignored in a project file" in w]
+    for key, line in [("inherit", 2), ("ignore_default_excludes", 3), ("include_only", 5),
+                      ("set", 6)]:  # fmt: skip
+        assert any(f"{path}, line {line}: 'shell_environment.{key}'" in w for w in ignored), (
+            settings.warnings
+        )
+    assert len(ignored) == 4
+    # A project's ignored keys are not even type-checked: it cannot break the user's runs.
+    project_config(tmp_path, '[shell_environment]\ninherit = ["nonsense"]\n')
+    assert load_settings(tmp_path, environ={}).shell_environment.inherit == "all"

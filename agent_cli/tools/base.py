@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, NamedTuple, Protocol, get_args, get_origin
 
 from agent_cli.providers.base import ToolSpec
+from agent_cli.tools.environment import EnvironmentPolicy
 
 # What the model reads of one result; the person sees all of it.
 MODEL_RESULT_CAP = 12 * 1024
@@ -66,7 +67,9 @@ class ToolContext:
     """What a tool may use while it runs. Filled by the loop for each call."""
 
     workspace: Any  # agent_cli.tools.workspace.Workspace
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)  # empty: the process's environment
+    # What of `env` a command gets (the [shell_environment] config); secrets never, by default.
+    env_policy: EnvironmentPolicy = field(default_factory=EnvironmentPolicy)
     extra: dict[str, Any] = field(default_factory=dict)
     # When set, read_file/write_file/edit_file read and write file text through it.
     files: FileAccess | None = None

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agent_cli.tools.base import ArgumentError, Effect, Tool, ToolContext, ToolResult
+from agent_cli.tools.environment import EnvironmentPolicy
 from agent_cli.tools.mcp_listings import Listed, forget, from_sdk, listing_key, recall, remember
 
 log = logging.getLogger(__name__)
@@ -291,11 +292,17 @@ class _Server:
     """One server's connection: started, restarted after it died, and closed."""
 
     def __init__(
-        self, config: ServerConfig, workspace: Path, env: Mapping[str, str], start_timeout: float
+        self,
+        config: ServerConfig,
+        workspace: Path,
+        env: Mapping[str, str],
+        env_policy: EnvironmentPolicy,
+        start_timeout: float,
     ) -> None:
         self.config = config
         self.workspace = workspace
-        self.env = env  # the user's whole environment; scrubbed before a server sees it
+        self.env = env  # the user's whole environment: what an entry's ${VAR} names
+        self.env_policy = env_policy  # what of it a stdio server inherits
         self.start_timeout = start_timeout
         self.key = listing_key(config.identity(workspace))
         self.listing: list[Listed] = []  # as the server listed its tools when it last started
@@ -412,9 +419,8 @@ class _Server:
             else:
                 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-                from agent_cli.tools.shell import scrubbed_env
-
-                env = scrubbed_env(self.env) | {k: value(v) for k, v in config.env.items()}
+                inherited = self.env_policy.apply(self.env)
+                env = inherited | {k: value(v) for k, v in config.env.items()}
                 cwd = self.workspace / Path(value(config.cwd)).expanduser()  # "" is the workspace
                 command = StdioServerParameters(
                     command=value(config.command),
@@ -570,11 +576,17 @@ class McpServers:
         workspace: Path,
         env: Mapping[str, str],
         *,
+        env_policy: EnvironmentPolicy | None = None,
         start_timeout: float = MCP_START_TIMEOUT,
     ) -> None:
+        """`env`: the user's whole environment; `env_policy` says what of it a stdio server
+        inherits (the default: all but secret-looking names), before its entry's own `env`."""
         self.configs = list(configs)
+        policy = env_policy or EnvironmentPolicy()
         self._servers = [
-            _Server(c, workspace, env, start_timeout) for c in self.configs if not c.disabled
+            _Server(c, workspace, env, policy, start_timeout)
+            for c in self.configs
+            if not c.disabled
         ]
         self._loading: asyncio.Future[tuple[list[Tool], list[str]]] | None = None
         self.hints: dict[str, bool | None] = {}  # readOnlyHint by the name the model sees

@@ -10,8 +10,8 @@ tool would otherwise wait on them); ones that redirected their output are
 left alone. Output is kept as head and tail within the cap, counted
 in between, so a chatty command cannot fill memory.
 
-The environment is the user's minus every variable whose name looks like a
-secret (SPEC §13).
+The environment is the user's as the context's `env_policy` filters it: by
+default without every variable whose name looks like a secret (SPEC §13).
 """
 
 from __future__ import annotations
@@ -21,12 +21,20 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from agent_cli.tools.base import Effect, ToolContext, ToolResult, tool
+from agent_cli.tools.environment import SECRET_NAME_PATTERNS, scrubbed_env
 
-__all__ = ["SHELL_MAX_OUTPUT", "SHELL_MAX_TIMEOUT", "exec_shell_command", "scrubbed_env"]
+# SECRET_NAME_PATTERNS and scrubbed_env are environment.py's, kept here for their importers.
+__all__ = [
+    "SECRET_NAME_PATTERNS",
+    "SHELL_MAX_OUTPUT",
+    "SHELL_MAX_TIMEOUT",
+    "exec_shell_command",
+    "scrubbed_env",
+]
 
 SHELL = "/bin/sh"
 SHELL_DEFAULT_TIMEOUT = 10
@@ -38,17 +46,8 @@ SHELL_KILL_GRACE = 2.0
 """Seconds between SIGTERM and SIGKILL for the command's process group."""
 SHELL_DRAIN_GRACE = 0.5
 """Seconds the output may stay open after the shell exits (background processes)."""
-SECRET_NAME_PATTERNS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
 _READ_CHUNK = 64 * 1024
 _POLL = 0.05
-
-
-def scrubbed_env(
-    env: Mapping[str, str], patterns: Iterable[str] = SECRET_NAME_PATTERNS
-) -> dict[str, str]:
-    """`env` without the variables whose names contain any of `patterns` (any case)."""
-    needles = [p.upper() for p in patterns]
-    return {k: v for k, v in env.items() if not any(n in k.upper() for n in needles)}
 
 
 # ------------------------------------------------------------------ output
@@ -261,7 +260,7 @@ async def exec_shell_command(
     at the timeout. Prefer read_file, grep_search and file_glob_search for looking at files."""
     seconds = max(1, min(timeout, SHELL_MAX_TIMEOUT))
     limit = max(1, min(max_output_size, SHELL_MAX_OUTPUT))
-    env = scrubbed_env(ctx.env or os.environ)
+    env = ctx.env_policy.apply(ctx.env or os.environ)
     try:
         text, timed_out = await _run(command, str(ctx.workspace.root), env, seconds, limit)
     except OSError as exc:

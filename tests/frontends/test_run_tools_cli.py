@@ -266,3 +266,57 @@ def test_inline_editor_that_cannot_start_returns_to_the_card(fake, workspace, pt
     child.close()
     assert child.exitstatus == 0
     assert (workspace / "a.txt").read_text() == "goodbye\n"
+
+
+# ------------------------------------------------------------ [shell_environment]
+
+
+def write_config(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_commands_get_the_environment_the_config_allows(fake, workspace):
+    from agent_cli import paths
+
+    write_config(
+        paths.user_config_file(),
+        '[shell_environment]\nexclude = ["agent_test_hidden"]\nset = { AGENT_TEST_SET = "s" }\n',
+    )
+    # A cloned repository's config may hide more, but not show a secret.
+    write_config(
+        paths.project_config_file(workspace),
+        '[shell_environment]\nignore_default_excludes = true\nexclude = ["AGENT_TEST_EXTRA"]\n',
+    )
+    env = {"AGENT_TEST_VISIBLE": "v", "AGENT_TEST_HIDDEN": "h", "AGENT_TEST_EXTRA": "e",
+           "AGENT_TEST_API_KEY": "sk-x"}  # fmt: skip
+    command = "env | grep ^AGENT_TEST_ | sort"
+    fake.add(tool_calls(call("exec_shell_command", command=command)), text("ok"))
+    result = agent(workspace, "run", "show env", "--yes", fake=fake, env=env)
+    assert result.returncode == 0, err(result)
+    assert tool_result(fake).splitlines()[:2] == ["AGENT_TEST_SET=s", "AGENT_TEST_VISIBLE=v"]
+    assert "sk-x" not in tool_result(fake) and "AGENT_TEST_HIDDEN" not in tool_result(fake)
+    assert "'shell_environment.ignore_default_excludes' is ignored in a project file" in err(result)
+
+
+def test_an_mcp_server_gets_the_environment_the_config_allows(fake, workspace):
+    from agent_cli import mcp_config, paths
+    from tests.support.mcp_servers import stdio_args
+
+    command, *args = stdio_args("--name", "docs")
+    entry = {"command": command, "args": args, "env": {"FROM_ENTRY": "${AGENT_TEST_VISIBLE}-x"}}
+    write_config(mcp_config.user_file(), json.dumps({"mcpServers": {"docs": entry}}))
+    write_config(paths.user_config_file(), '[shell_environment]\nexclude = ["AGENT_TEST_VIS*"]\n')
+    write_config(
+        paths.project_config_file(workspace),
+        'shell_environment = { inherit = "all", ignore_default_excludes = true }\n',
+    )
+    env = {"AGENT_TEST_VISIBLE": "seen", "AGENT_TEST_API_KEY": "sk-x"}
+    fake.add(tool_calls(call("docs_whoami")), text("ok"))
+    result = agent(workspace, "run", "who are you", "--yes", fake=fake, env=env)
+    assert result.returncode == 0, err(result)
+    assert json.loads(tool_result(fake))["env"] == {
+        "AGENT_TEST_VISIBLE": None,  # the user's exclude
+        "AGENT_TEST_API_KEY": None,  # the project could not turn the default excludes off
+        "FROM_ENTRY": "seen-x",  # the entry's own env names a variable of the whole environment
+    }

@@ -26,6 +26,7 @@ from agent_cli.engine.session import Session
 from agent_cli.providers.scripted import ScriptedProvider, answer, calls
 from agent_cli.tools.base import ArgumentError, Effect, ToolContext, ToolRegistry
 from agent_cli.tools.builtin import builtin_tools
+from agent_cli.tools.environment import EnvironmentPolicy
 from agent_cli.tools.mcp import McpServers, McpTool, ServerConfig, to_result, tool_name
 from agent_cli.tools.workspace import Workspace
 from tests.support.mcp_servers import SERVER, stdio_args
@@ -398,3 +399,26 @@ async def test_an_http_server_that_is_not_running_is_said_plainly(workspace: Pat
         "'web' was left out: nothing answers at its address (is the server running?)"
         in (notices[0])
     )
+
+
+# ------------------------------------------------------------ the environment
+
+
+async def test_a_stdio_server_inherits_the_environment_the_policy_allows(workspace: Path):
+    """[shell_environment] filters what a server inherits; its entry's own `env` adds on top,
+    and `${VAR}` there still reads the user's whole environment (how an entry names a key)."""
+    env = {**os.environ, "AGENT_TEST_VISIBLE": "seen", "AGENT_TEST_API_KEY": "sk-entry"}
+    policy = EnvironmentPolicy(ignore_default_excludes=True, exclude=("agent_test_visible",))
+    config = stdio("envd", env={"FROM_ENTRY": "${AGENT_TEST_VISIBLE}-x"})
+    servers = McpServers([config], workspace, env, env_policy=policy)
+    try:
+        tools, notices = await servers.tools()
+        assert notices == []
+        who = json.loads((await call(by_name(tools)["envd_whoami"])).text)
+        assert who["env"] == {
+            "AGENT_TEST_VISIBLE": None,  # excluded by the policy's glob, in any case
+            "AGENT_TEST_API_KEY": "sk-entry",  # the default excludes were turned off
+            "FROM_ENTRY": "seen-x",  # expanded from the whole environment all the same
+        }
+    finally:
+        await servers.aclose()

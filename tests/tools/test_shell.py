@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_cli.tools.base import ToolContext
+from agent_cli.tools.environment import EnvironmentPolicy
 from agent_cli.tools.shell import (
     SHELL_MAX_OUTPUT,
     SHELL_MAX_TIMEOUT,
@@ -180,3 +181,17 @@ async def test_empty_context_env_falls_back_to_the_process_env(
     result = await run(ctx, "env")
     assert "AGENT_TEST_VISIBLE=1" in result.text
     assert "AGENT_TEST_SECRET" not in result.text and "PATH=" in result.text
+
+
+async def test_command_gets_the_environment_the_context_policy_allows(tmp_path: Path) -> None:
+    env = {"PATH": os.environ["PATH"], "HOME": "/h", "AWS_PROFILE": "dev", "MY_API_KEY": "sk-1"}
+    policy = EnvironmentPolicy(inherit="core", set={"CI": "1"})
+    ctx = ToolContext(Workspace(tmp_path), env=env, env_policy=policy)
+    lines = (await run(ctx, "env")).text.splitlines()
+    assert "HOME=/h" in lines and "CI=1" in lines
+    assert not any(line.startswith(("AWS_PROFILE=", "MY_API_KEY=")) for line in lines)
+
+    loosened = EnvironmentPolicy(ignore_default_excludes=True, exclude=("aws_*",))
+    ctx = ToolContext(Workspace(tmp_path), env=env, env_policy=loosened)
+    lines = (await run(ctx, "env")).text.splitlines()
+    assert "MY_API_KEY=sk-1" in lines and not any(x.startswith("AWS_PROFILE=") for x in lines)
