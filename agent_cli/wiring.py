@@ -390,7 +390,13 @@ def builtin_backend(
             mcp_config.trust(workspace, project_file)
             return True
 
-        hooks = Hooks(workspace, settings.hooks, settings.project_hooks, trust_hooks)
+        hooks = Hooks(
+            workspace,
+            settings.hooks,
+            settings.project_hooks,
+            trust_hooks,
+            env_policy=settings.shell_environment,
+        )
     return BuiltinLoop(
         provider=provider,
         tools=tools,

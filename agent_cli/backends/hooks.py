@@ -39,7 +39,8 @@ from typing import Any, NamedTuple
 from agent_cli.engine.backend import Run
 from agent_cli.engine.items import ToolItem
 from agent_cli.settings import HOOK_EVENTS, Hook
-from agent_cli.tools.shell import SHELL, _kill_group, scrubbed_env
+from agent_cli.tools.environment import EnvironmentPolicy
+from agent_cli.tools.shell import SHELL, _kill_group
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,7 @@ class Hooks:
         project: Mapping[str, Sequence[Hook]] | None = None,
         trust: TrustHooks | None = None,
         environ: Mapping[str, str] | None = None,
+        env_policy: EnvironmentPolicy | None = None,
     ) -> None:
         self.workspace = workspace
         self._hooks = {event: list(hooks.get(event, ())) for event in HOOK_EVENTS}
@@ -85,7 +87,9 @@ class Hooks:
             ProjectHook(event, hook) for event, found in (project or {}).items() for hook in found
         ]
         self._trust = trust
-        self._env = scrubbed_env(environ if environ is not None else os.environ)
+        # What commands get ([shell_environment]; by default all but secret-looking names).
+        policy = env_policy or EnvironmentPolicy()
+        self._env = policy.apply(environ if environ is not None else os.environ)
         self._background: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------ trust

@@ -52,7 +52,7 @@ def start_debug_log() -> Path:
 def _known_secrets() -> list[str]:
     """Every key the agent could send: stored ones, configured ones, and the environment's."""
     from agent_cli import credentials
-    from agent_cli.settings import known_providers
+    from agent_cli.settings import known_providers, load_settings
     from agent_cli.tools.shell import SECRET_NAME_PATTERNS
 
     # Variables named like secrets (the ones commands never see), long enough to be one.
@@ -69,6 +69,13 @@ def _known_secrets() -> list[str]:
         for entry in known_providers():
             found.append(entry.provider.api_key or "")
             found += entry.provider.headers.values()
+    with contextlib.suppress(ConfigError):  # what [shell_environment] sets for commands
+        found += [
+            value
+            for name, value in load_settings(Path.cwd()).shell_environment.set.items()
+            if len(value) >= SECRET_VALUE_LENGTH
+            and any(pattern in name.upper() for pattern in SECRET_NAME_PATTERNS)
+        ]
     return [secret for secret in found if secret]
 
 

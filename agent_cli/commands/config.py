@@ -242,7 +242,7 @@ def _entry(name: str) -> ProviderEntry | None:
 
 
 def _table_rows(settings: Settings) -> list[Row]:
-    """The tables: rules, hooks, agents and prices."""
+    """The tables: rules, hooks, agents, prices and the commands' environment."""
     from agent_cli import paths
 
     user = str(paths.user_config_file())
@@ -262,6 +262,16 @@ def _table_rows(settings: Settings) -> list[Row]:
     for model, price in settings.prices.items():
         dollars = {"input": price.input, "output": price.output}
         rows.append(Row(f"prices.{model}", dollars, "config file"))
+    policy = settings.shell_environment
+    if policy != type(policy)():
+        shown = {
+            "inherit": policy.inherit,
+            "ignore_default_excludes": policy.ignore_default_excludes,
+            "exclude": list(policy.exclude),
+            "include_only": list(policy.include_only),
+            "set": {name: MASK for name in policy.set},  # a value may be a token
+        }
+        rows.append(Row("shell_environment", shown, "config file"))
     return rows
 
 
@@ -442,6 +452,11 @@ def template() -> str:
 # [rules]
 # allow = ["exec_shell_command(pytest *)", "edit_file(src/**)"]   # this file only
 # deny = ["exec_shell_command(rm *)", "write_file(secrets/**)"]
+
+# [shell_environment]         # what commands and MCP servers get of your environment
+# inherit = "all"               # all, core or none
+# exclude = ["AWS_*"]           # on top of names with KEY, SECRET, TOKEN or PASSWORD
+# set = {{ CI = "1" }}
 
 # [subagents]
 # max_depth = {s.DEFAULT_SUBAGENT_DEPTH}                 # 0 turns the task tool off

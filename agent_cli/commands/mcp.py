@@ -104,8 +104,12 @@ def _list(workspace: Path) -> int:
         )
         return 0
 
+    from agent_cli.settings import load_settings
+
+    policy = load_settings(workspace).shell_environment  # what a run's servers inherit
+
     async def ask() -> tuple[list[ServerStatus], list[str]]:
-        servers = McpServers(list(chosen.values()), workspace, os.environ)
+        servers = McpServers(list(chosen.values()), workspace, os.environ, env_policy=policy)
         try:
             _, notices = await servers.tools()
             return await servers.status(), notices

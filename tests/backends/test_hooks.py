@@ -258,6 +258,30 @@ async def test_hooks_never_receive_secrets(tmp_path: Path, monkeypatch) -> None:
         assert secret not in text
 
 
+async def test_hooks_follow_the_configured_shell_environment(tmp_path: Path, monkeypatch) -> None:
+    from agent_cli.tools.environment import EnvironmentPolicy
+    from agent_cli.wiring import builtin_backend
+
+    monkeypatch.setenv("HOOK_VISIBLE", "plain-value")
+    monkeypatch.setenv("HOOK_HIDDEN", "excluded-value")
+    dump = tmp_path / "dump.txt"
+    policy = EnvironmentPolicy(exclude=("HOOK_HIDDEN",), set={"HOOK_SET": "from-config"})
+    settings = Settings(
+        workspace=tmp_path,
+        provider=None,
+        hooks={"user_prompt_submit": (Hook(f"env > {dump}"),)},
+        shell_environment=policy,
+    )
+    conversation = Conversation(workspace=str(tmp_path))
+    loop = builtin_backend(settings, conversation, ScriptedProvider([answer("hi")]), ModelInfo("m"))
+    session = Session(conversation, lambda _c: loop, None)
+    await send(session, "hello")
+    await session.aclose()
+    text = dump.read_text()
+    assert "HOOK_VISIBLE=plain-value" in text and "HOOK_SET=from-config" in text
+    assert "excluded-value" not in text
+
+
 # ---------------------------------------------------------------- project trust
 
 

@@ -17,6 +17,7 @@ KEY = "sk-CONFIGSHOW-1a2b3c4d5e"
 HEADER_SECRET = "hdr-SECRET-9f8e7d6c"
 AGENT_SECRET = "agent-SECRET-5a6b7c8d"
 STORED = "stored-SECRET-0a1b2c3d"
+SET_SECRET = "set-SECRET-9f8e7d6c"
 
 
 def write_user_config(text: str) -> Path:
@@ -79,6 +80,7 @@ def test_no_secret_is_ever_shown(workspace):
         f'headers = {{ "Authorization" = "Bearer {HEADER_SECRET}" }}\n'
         f'[agents.helper]\ncommand = "helper"\nenv = {{ HELPER_TOKEN = "{AGENT_SECRET}", '
         'LEVEL = "3" }\n'
+        f'[shell_environment]\nexclude = ["AWS_*"]\nset = {{ CI_TOKEN = "{SET_SECRET}" }}\n'
     )
     credentials.set_key("openrouter", STORED)
     env = {"WORK_KEY": KEY}
@@ -86,12 +88,14 @@ def test_no_secret_is_ever_shown(workspace):
         result = agent(workspace, "config", *args, env=env)
         assert result.returncode == 0, err(result)
         everything = out(result) + err(result)
-        for secret in (KEY, HEADER_SECRET, AGENT_SECRET, STORED):
+        for secret in (KEY, HEADER_SECRET, AGENT_SECRET, STORED, SET_SECRET):
             assert secret not in everything, f"{secret} shown by agent config {' '.join(args)}"
     settings = settings_json(workspace, env=env)["settings"]
     assert settings["provider.api_key"]["value"] == "set (from WORK_KEY)"
     assert settings["provider.headers.Authorization"]["value"] == "***"
     assert settings["agents.helper"]["value"]["env"] == {"HELPER_TOKEN": "***", "LEVEL": "3"}
+    policy = settings["shell_environment"]["value"]
+    assert policy["exclude"] == ["AWS_*"] and policy["set"] == {"CI_TOKEN": "***"}
     stored = settings_json(workspace, "--provider", "openrouter", env=env)["settings"]
     assert stored["provider.api_key"]["value"].startswith("set (from the credentials file ")
     assert stored["provider"]["from"] == "command line"
