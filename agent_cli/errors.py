@@ -14,6 +14,7 @@ message (never a traceback, unless `--debug`) and exit with `exit_code`.
     │   ├── ContextTooLong                   the request does not fit the model's context
     │   └── StreamInterrupted                it failed after the answer had started
     ├── StoreError                  exit 1   a conversation could not be read or written
+    │   └── NoSuchConversation      exit 2   no conversation has the id given
     └── ToolError                   exit 1   a tool could not do what it was asked
 """
 
@@ -66,6 +67,12 @@ class StreamInterrupted(ProviderError):
 
 class StoreError(AgentError):
     pass
+
+
+class NoSuchConversation(StoreError):
+    """An id (or prefix) that names no conversation, or more than one: a usage error."""
+
+    exit_code = 2
 
 
 class ToolError(AgentError):

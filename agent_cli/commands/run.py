@@ -87,6 +87,8 @@ def run(
 
         if debug:
             start_debug_log()
+        if continue_last and resume is not None:
+            raise UsageError("Give --continue or --resume ID, not both.")
         options = RunOptions(
             prompt=read_prompt(prompt, optional=compact),
             mode="full" if yes else mode.value if mode else None,

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 from agent_cli.engine.approval import ApprovalRequest
@@ -27,7 +28,7 @@ from agent_cli.engine.items import (
     ToolItem,
     UserItem,
 )
-from agent_cli.engine.store import Store
+from agent_cli.engine.store import Store, running_elsewhere
 from agent_cli.errors import AgentError, StoreError, UsageError
 
 log = logging.getLogger(__name__)
@@ -134,14 +135,21 @@ class Session:
         if self.running:
             raise UsageError("A run is already going on in this conversation — wait or stop it.")
         conversation = self.conversation
+        if (pid := running_elsewhere(conversation)) is not None:
+            raise UsageError(
+                f"Conversation {conversation.id} is being run by another agent (process {pid}) "
+                "— wait for it to finish or stop it, then try again."
+            )
         run = Run(conversation, self.events.publish, lambda: conversation.mode, self.save)
         self._run = run
         conversation.mark_running()
+        # First, before the run's first item (the user's message): a subscriber may
+        # start a fresh view of the run on it.
+        self.events.publish(RunStarted(conversation.id))
         return run
 
     async def _go(self, run: Run, work: Callable[[Backend], Awaitable[RunResult]]) -> RunResult:
         self.save()
-        self.events.publish(RunStarted(self.conversation.id))
         self._task = asyncio.ensure_future(self._do_run(run, work))
         try:
             result = await asyncio.shield(self._task)
@@ -175,6 +183,7 @@ class Session:
             return
         run = self._run
         changed = None if whole or run is None else run.changed
+        self.conversation.updated = time.time()  # what "the last conversation" goes by
         try:
             self._store.save(self.conversation, changed)
             if run is not None:

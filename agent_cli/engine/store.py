@@ -23,11 +23,12 @@ from agent_cli.engine.items import (
     NoticeItem,
     item_to_json,
 )
-from agent_cli.errors import StoreError
+from agent_cli.errors import NoSuchConversation, StoreError
 
 SUFFIX = ".json"
 TEMP_SUFFIX = ".tmp"
 SEPARATORS = (",", ":")
+START_SLACK_SECONDS = 2.0  # /proc's start times are rounded to whole seconds (btime)
 RECOVERED_NOTICE = (
     "The previous run ended here without saving its end: the process running it stopped, "
     "or its last save failed (a full disk)."
@@ -104,7 +105,7 @@ class Store:
                 f"Conversation file {path} could not be read ({e}) — "
                 "remove it with `agent sessions rm` or restore it from a backup."
             ) from e
-        if conversation.state == "running":
+        if conversation.state == "running" and running_elsewhere(conversation) is None:
             conversation.mark_idle()
             conversation.items.append(NoticeItem(RECOVERED_NOTICE, "warn"))
         return conversation
@@ -146,7 +147,7 @@ class Store:
 
     def _find(self, conversation_id: str) -> Path:
         if not conversation_id or "/" in conversation_id or conversation_id.startswith("."):
-            raise StoreError(
+            raise NoSuchConversation(
                 f"{conversation_id!r} is not a conversation id — see `agent sessions`."
             )
         exact = self.path(conversation_id)
@@ -156,10 +157,10 @@ class Store:
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            raise StoreError(
+            raise NoSuchConversation(
                 f"No conversation {conversation_id!r} — list them with `agent sessions`."
             )
-        raise StoreError(
+        raise NoSuchConversation(
             f"{conversation_id!r} matches {len(matches)} conversations — give more of the id."
         )
 
@@ -214,6 +215,36 @@ def _remove_orphaned_temporaries(directory: Path) -> None:
             continue
         with contextlib.suppress(OSError):
             path.unlink()
+
+
+def running_elsewhere(conversation: Conversation) -> int | None:
+    """The id of another live process running this conversation, if one is.
+
+    A pid the system has since given to a process started after the
+    conversation's last save is not its writer (where the start time is known).
+    """
+    pid = conversation.pid
+    if conversation.state != "running" or pid <= 0 or pid == os.getpid() or not _running(pid):
+        return None
+    started = _process_start(pid)
+    if started is not None and started > conversation.updated + START_SLACK_SECONDS:
+        return None
+    return pid
+
+
+def _process_start(pid: int) -> float | None:
+    """When process `pid` started (seconds since the epoch), where /proc says (Linux)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        boot = next(
+            float(line.split()[1])
+            for line in Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime ")
+        )
+        ticks = int(stat.rpartition(")")[2].split()[19])  # field 22, after the command name
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
 
 
 def _running(pid: int) -> bool:

@@ -26,13 +26,16 @@ from agent_cli.engine.events import (
     ItemUpdated,
     NoticeEvent,
 )
-from agent_cli.engine.items import AssistantItem, Item, ToolItem, item_to_json
+from agent_cli.engine.items import AssistantItem, Item, NoticeItem, ToolItem, item_to_json
 from agent_cli.engine.session import Session
 
 EXIT_CODES = {
     StopReason.ANSWERED: 0,
     StopReason.STOPPED: 130,
 }
+# Runs ending in a limit rather than an error: their notice is a warning (an error's
+# notice is shown even with --quiet).
+UNSAID_WHEN_QUIET = (StopReason.ROUND_LIMIT, StopReason.REPEATED_FAILURE)
 NO_TERMINAL_REASON = "There is no terminal to ask the person on, so changes are refused."
 
 Approver = Callable[[ApprovalRequested], None]
@@ -265,9 +268,18 @@ async def run_once(
         with contextlib.suppress(BrokenPipeError):
             err.write(f"agent: {READER_GONE}\n")
         return 1
-    if result.reason is StopReason.ERROR and output == "text" and quiet:
-        err.write(f"agent: {result.error}\n")
+    if quiet and output == "text" and result.reason in UNSAID_WHEN_QUIET:
+        # The notice saying why was a warning, which --quiet hides; an exit of 1
+        # still owes its one sentence.
+        said = _last_notice(session.conversation.items[first_item:])
+        if said:
+            err.write(f"agent: {said}\n")
     return EXIT_CODES.get(result.reason, 1)
+
+
+def _last_notice(items: list[Item]) -> str:
+    notices = (i for i in reversed(items) if isinstance(i, NoticeItem) and not i.parent)
+    return next((i.text for i in notices), "")
 
 
 def _notices_to(err: TextIO) -> Callable[[Event], None]:

@@ -21,8 +21,8 @@ from agent_cli.engine.items import (
     ToolItem,
     UserItem,
 )
-from agent_cli.engine.store import RECOVERED_NOTICE, Store
-from agent_cli.errors import StoreError
+from agent_cli.engine.store import RECOVERED_NOTICE, Store, running_elsewhere
+from agent_cli.errors import NoSuchConversation, StoreError
 from agent_cli.providers.base import Usage
 from agent_cli.providers.scripted import answer
 from tests.support.sessions import make_session
@@ -189,3 +189,47 @@ async def test_a_runs_end_saves_every_item_whatever_changed_it(tmp_path):
     await session.send("hello")
     stored = json.loads(store.path(session.conversation.id).read_text())
     assert stored == session.conversation.to_json()
+
+
+def _sleeper() -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+
+def test_a_run_another_live_process_is_doing_is_left_running(tmp_path):
+    store = Store(tmp_path)
+    c = sample()
+    other = _sleeper()
+    try:
+        c.state, c.pid, c.updated = "running", other.pid, time.time()
+        store.save(c)
+        loaded = store.load(c.id)
+        assert (loaded.state, loaded.pid) == ("running", other.pid)
+        assert running_elsewhere(loaded) == other.pid
+        assert loaded.to_json() == c.to_json()  # no notice added
+    finally:
+        other.kill()
+        other.wait()
+    after = store.load(c.id)
+    assert after.state == "idle" and after.items[-1].text == RECOVERED_NOTICE
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="start times from /proc")
+def test_a_pid_reused_by_a_process_started_after_the_last_save_is_not_the_runner(tmp_path):
+    store = Store(tmp_path)
+    c = sample()
+    other = _sleeper()
+    try:
+        c.state, c.pid, c.updated = "running", other.pid, time.time() - 3600
+        store.save(c)
+        assert running_elsewhere(c) is None
+        assert store.load(c.id).state == "idle"
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_an_unknown_id_is_a_usage_error(tmp_path):
+    store = Store(tmp_path)
+    with pytest.raises(NoSuchConversation) as caught:
+        store.load("nope")
+    assert caught.value.exit_code == 2

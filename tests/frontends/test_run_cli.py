@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from agent_cli import paths
 from agent_cli.backends.context import SHORTENED_CAP
+from agent_cli.engine.store import RECOVERED_NOTICE
 from tests.support.cli import TIMEOUT, agent, err, out, saved
 from tests.support.fake_openai import frames, http_error, raw, text, tool_calls
 
@@ -52,6 +54,23 @@ def test_a_local_servers_window_is_asked_only_when_it_could_change_the_request(f
     assert "shortened" in err(result)
 
 
+def test_the_system_prompt_has_agents_md_first_8_kib_and_is_the_same_every_round(fake, workspace):
+    rules = "".join(f"rule {n:05d}\n" for n in range(1_000))  # 11 bytes a line, 11 KB
+    (workspace / "AGENTS.md").write_text(rules)
+    fake.add(tool_calls(("c1", "get_info", "{}")), text("Done."))
+    result = agent(workspace, "run", "where?", "--mode", "read-only", fake=fake)
+    assert result.returncode == 0, err(result)
+    first, second = (r["messages"][0] for r in fake.requests)
+    assert first["role"] == "system" and first == second  # byte-identical rounds
+    prompt = first["content"]
+    head = rules[: 8 * 1024]
+    assert head.rstrip() in prompt and rules[8 * 1024 :].strip()[:11] not in prompt
+    rest = prompt.replace(head.rstrip(), "")
+    assert len(rest) < 4_000
+    assert str(workspace) in rest and "read-only" in rest
+    assert time.strftime("%Y-%m-%d") in rest and platform.system() in rest
+
+
 def test_no_provider_is_exit_2_with_one_sentence(workspace):
     result = agent(workspace, "run", "hi")
     assert result.returncode == 2
@@ -86,9 +105,12 @@ def test_output_stream_json_is_events_then_result(fake, workspace):
     assert result.returncode == 0, err(result)
     lines = [json.loads(line) for line in out(result).splitlines()]
     types = [line["type"] for line in lines]
-    assert types[0] == "item_added" and types[-1] == "result"
+    # run_started comes first, before the run's first item (the prompt): a reader may
+    # start a fresh view on it.
+    assert types[:2] == ["run_started", "item_added"] and types[-1] == "result"
+    assert lines[1]["item"]["kind"] == "user" and lines[1]["item"]["text"] == "where?"
     assert types[-2] == "run_finished" and lines[-2]["reason"] == "answered"
-    assert "run_started" in types and "usage" in types
+    assert types.count("run_started") == 1 and "usage" in types
     deltas = "".join(line.get("text", "") for line in lines if line["type"] == "delta")
     assert deltas == "Done here."
     updates = [line["item"] for line in lines if line["type"] == "item_updated"]
@@ -121,8 +143,40 @@ def test_large_stdin_is_capped_with_a_notice(fake, workspace):
 
 
 def test_no_prompt_at_all_is_a_usage_error(fake, workspace):
-    result = agent(workspace, "run", fake=fake, stdin="")
-    assert (result.returncode == 2 and "Give a request" in err(result)) or "empty" in err(result)
+    result = agent(workspace, "run", fake=fake, stdin=" \n")
+    assert result.returncode == 2 and "stdin was empty" in err(result)
+    assert len(err(result).strip().splitlines()) == 1 and fake.requests == []
+
+
+def test_no_prompt_and_a_terminal_on_stdin_is_a_usage_error(fake, workspace):
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "agent_cli", "run"],
+            cwd=workspace,
+            env=dict(os.environ, OPENAI_BASE_URL=fake.base_url),
+            stdin=follower,
+            capture_output=True,
+            timeout=TIMEOUT,
+        )
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert result.returncode == 2 and "Give a request" in err(result), err(result)
+    assert fake.requests == []
+
+
+def test_model_from_the_config_file_yields_to_the_environment(fake, workspace):
+    config = paths.user_config_file()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('model = "cfg-m"\n')
+    fake.add(text("a"), text("b"), text("c"))
+    agent(workspace, "run", "hi", fake=fake)
+    agent(workspace, "run", "hi", fake=fake, env={"AGENT_MODEL": "env-m"})
+    agent(workspace, "run", "hi", "--model", "flag-m", fake=fake, env={"AGENT_MODEL": "env-m"})
+    assert [r["model"] for r in fake.requests] == ["cfg-m", "env-m", "flag-m"]
 
 
 def test_continue_and_resume_carry_the_history(fake, workspace):
@@ -134,6 +188,57 @@ def test_continue_and_resume_carry_the_history(fake, workspace):
     contents = [m["content"] for m in fake.requests[2]["messages"][1:]]
     assert contents == ["one", "first answer", "two", "second answer", "three"]
     assert len(saved()) == 1 and saved()[0]["title"] == "one"
+
+
+def test_continue_takes_the_conversation_used_last_not_the_one_made_last(fake, workspace):
+    fake.add(text("a"), text("b"), text("a again"), text("which"))
+    older = json.loads(out(agent(workspace, "run", "A", "-o", "json", fake=fake)))
+    agent(workspace, "run", "B", fake=fake)
+    agent(workspace, "run", "A again", "--resume", older["conversation"], fake=fake)
+    result = agent(workspace, "run", "which?", "--continue", "-o", "json", fake=fake)
+    assert json.loads(out(result))["conversation"] == older["conversation"]
+    sent = [m["content"] for m in fake.requests[-1]["messages"][1:]]
+    assert sent == ["A", "a", "A again", "a again", "which?"]
+
+
+def test_continue_and_resume_together_is_a_usage_error(fake, workspace):
+    result = agent(workspace, "run", "x", "--continue", "--resume", "abc", fake=fake)
+    assert result.returncode == 2 and fake.requests == []
+    assert err(result) == "agent: Give --continue or --resume ID, not both.\n"
+
+
+def test_an_unknown_resume_id_is_a_usage_error(fake, workspace):
+    result = agent(workspace, "run", "x", "--resume", "nope", fake=fake)
+    assert result.returncode == 2 and fake.requests == []
+    assert err(result).strip().splitlines() == [
+        "agent: No conversation 'nope' — list them with `agent sessions`."
+    ]
+
+
+def test_a_conversation_another_live_process_runs_is_not_run_twice(fake, workspace):
+    fake.add(text("first"), text("after"))
+    first = json.loads(out(agent(workspace, "run", "one", "-o", "json", fake=fake)))
+    file = paths.conversations_dir() / f"{first['conversation']}.json"
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        stored = json.loads(file.read_text())
+        stored.update(state="running", pid=other.pid, updated=time.time())
+        file.write_text(json.dumps(stored))
+        busy = agent(workspace, "run", "two", "--continue", fake=fake)
+        assert busy.returncode == 2, err(busy)
+        assert f"being run by another agent (process {other.pid})" in err(busy)
+        assert len(fake.requests) == 1 and json.loads(file.read_text()) == stored
+    finally:
+        other.kill()
+        other.wait()
+    # Its process gone, the run it was doing reads as ended, and the conversation goes on.
+    after = agent(workspace, "run", "two", "--continue", fake=fake)
+    assert after.returncode == 0, err(after)
+    (conversation,) = saved()
+    assert conversation["state"] == "idle" and conversation["pid"] == 0
+    kinds = [i["kind"] for i in conversation["items"]]
+    assert kinds == ["user", "assistant", "notice", "user", "assistant"]
+    assert conversation["items"][2]["text"] == RECOVERED_NOTICE
 
 
 def test_continue_with_nothing_to_continue_is_a_usage_error(fake, workspace):
@@ -158,6 +263,22 @@ def test_quiet_prints_only_the_answer(fake, workspace):
     fake.add(tool_calls(("c1", "get_info", "{}")), text("fine"))
     result = agent(workspace, "run", "x", "--quiet", fake=fake)
     assert out(result) == "fine\n" and err(result) == ""
+
+
+def test_quiet_still_says_once_why_a_run_failed(fake, workspace):
+    fake.add(http_error(400, "model 'zzz' not found"))
+    failed = agent(workspace, "run", "x", "--quiet", fake=fake)
+    assert failed.returncode == 1 and out(failed) == ""
+    (line,) = err(failed).strip().splitlines()
+    assert "model 'zzz' not found" in line
+
+    fake.add(tool_calls(("c1", "get_info", "{}")))
+    limited = agent(workspace, "run", "x", "--quiet", "--max-rounds", "1", fake=fake)
+    assert limited.returncode == 1
+    assert err(limited).strip().splitlines() == [
+        "agent: Stopped after 1 rounds, the limit for one message. "
+        "Send another message to let it go on."
+    ]
 
 
 def test_server_error_message_is_shown_without_traceback(fake, workspace):

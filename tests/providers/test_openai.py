@@ -280,6 +280,17 @@ async def test_429_waits_for_retry_after_then_succeeds(
     assert len(fake.requests) == 2
 
 
+async def test_a_long_retry_after_is_capped(fake: FakeOpenAI) -> None:
+    capped = RetryPolicy(base=0.01, cap=0.02, retry_after_cap=0.1, jitter="none")
+    fake.add(http_error(429, "come back in an hour", retry_after=3600), text("done"))
+    async with OpenAIProvider(fake.base_url, KEY, retry=capped) as provider:
+        started = time.monotonic()
+        events = await collect(provider)
+    assert time.monotonic() - started < 5
+    assert of_type(events, Retrying) == [Retrying(1, 0.1, "HTTP 429: come back in an hour")]
+    assert joined_text(events) == "done"
+
+
 async def test_500s_are_retried_with_backoff_then_succeed(
     fake: FakeOpenAI, provider: OpenAIProvider
 ) -> None:
