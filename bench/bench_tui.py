@@ -16,7 +16,7 @@ and shuffled, medians; the fake server of tests/support serves the model):
    Frames: the child wraps `App._display`, which Textual calls once per
    rendered frame (headless too; only the write to a terminal is skipped),
    and reports the longest gap between two frames from the first delta until
-   the screen is final (goal <= 100 ms). A task that sleeps 1 ms reports the
+   the screen is final (goal <= 100 ms). A task that sleeps 5 ms reports the
    longest the event loop was blocked in that window.
 2. **Resume.** A stored conversation of 5,000 items opened by a child
    (`--child resume`: the app and the provider imported, then settings,
@@ -83,7 +83,7 @@ STREAM_GOAL = 1.5
 FRAME_GAP_GOAL_MS = 100.0
 RESUME_GOAL_S = 0.5
 RSS_GOAL_MB = 250.0
-PROBE_SECONDS = 0.001
+PROBE_SECONDS = 0.005  # the stall probe's sleep: finer would cost the measured app CPU itself
 QUIET_SECONDS = 0.15  # no frame for this long after the run: the screen is final
 MINIMAL_APP = (
     "from textual.app import App\nfrom textual.widgets import Static\n"
@@ -132,8 +132,8 @@ def _hook_frames(app: object, frames: list[float]) -> None:
 
 
 async def _probe(stalls: list[tuple[float, float]], marks: dict[str, float], feed: object) -> None:
-    """Each wake-up (when, time since the last) of a task sleeping 1 ms: the loop's stalls;
-    and when the app's feed first counted a delta (the stream's start, to 1 ms)."""
+    """Each wake-up (when, time since the last) of a task sleeping 5 ms: the loop's stalls;
+    and when the app's feed first counted a delta (the stream's start, to 5 ms)."""
     last = time.perf_counter()
     while True:
         await asyncio.sleep(PROBE_SECONDS)

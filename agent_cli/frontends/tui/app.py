@@ -41,8 +41,8 @@ from agent_cli.frontends.tui.transcript import Transcript
 from agent_cli.settings import Settings
 
 FLUSH_SECONDS = 1 / 30  # the most often streamed text reaches the screen
-FLOOD_FLUSH_SECONDS = 1 / 16  # the same, while text floods in (see FLOOD_DELTAS)
-FLOOD_DELTAS = 200  # deltas in one flush: 6,000 a second, far past any model's pace
+FLOOD_FLUSH_SECONDS = 1 / 16  # the same, while text floods in (see FLOOD_CHARS)
+FLOOD_CHARS = 800  # characters in one flush: 24,000 a second, far past any model's pace
 QUIT_SECONDS = 2.0  # a second Ctrl+C within this quits
 SEVERITY = {"info": "information", "warn": "warning", "error": "error"}
 STYLES = (  # one beside each widget's module
@@ -92,7 +92,7 @@ class AgentApp(App[int]):
         self._unsubscribe = self._subscribe(interactive.session)
         self._flush_timer: Timer | None = None
         self._last_flush = 0.0
-        self._deltas_seen = 0
+        self._chars_seen = 0
         self._flooding = False
         self._interrupted = 0.0
         self._query = ""
@@ -162,7 +162,7 @@ class AgentApp(App[int]):
 
     def _subscribe(self, session: Session) -> Callable[[], None]:
         self.feed = EventFeed(self._wake)
-        self._deltas_seen = 0
+        self._chars_seen = 0
         return session.events.subscribe(self.feed)
 
     def close_feed(self) -> None:
@@ -190,8 +190,8 @@ class AgentApp(App[int]):
         self._flush_timer = None
         self._last_flush = time.monotonic()
         feed = self.feed
-        self._flooding = feed.deltas - self._deltas_seen >= FLOOD_DELTAS
-        self._deltas_seen = feed.deltas
+        self._flooding = feed.chars - self._chars_seen >= FLOOD_CHARS
+        self._chars_seen = feed.chars
         batch = feed.take()
         with self.batch_update():
             self._apply(batch)

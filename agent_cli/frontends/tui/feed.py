@@ -71,14 +71,16 @@ class EventFeed:
         self._reasoning: dict[str, list[str]] = {}
         self._streams: dict[str, _Stream] = {}
         self.deltas = 0  # how many deltas were received (for the benchmark)
+        self.chars = 0  # how many characters they brought (how fast text floods in)
 
     @property
     def dirty(self) -> bool:
         return self._dirty
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, Delta):  # the hot path: one call per token
+        if isinstance(event, Delta):  # the hot path: once per network read
             self.deltas += 1
+            self.chars += len(event.text) + len(event.reasoning)
             if event.text:
                 pieces = self._text.get(event.item)
                 if pieces is None:

@@ -13,8 +13,9 @@ The streaming design (measured in `bench/bench_tui.py`):
   budget is shown as plain text for a frame and rendered on the next one, so
   no frame waits long for Markdown. A block that has just been finished waits
   `SETTLE_SECONDS` before it is rendered: at a model's pace that is not seen,
-  while in a flood of text (thousands of tokens a second) the blocks scroll
-  past before they settle and are never rendered unless scrolled back to.
+  while in a flood of text (thousands of tokens a second: `FLOOD_RATE`) no
+  block renders until the flood pauses — they scroll past as plain text, and
+  only what is on screen then is rendered, once.
 - The tail (the block still being written) is plain text: its complete lines
   are wrapped once each, only the last partial line again on each update.
 - It is one Line-API widget however long the answer grows, so the transcript
@@ -42,6 +43,7 @@ FRAME_WINDOW = 0.030  # a render after this much quiet starts a new frame's budg
 RETRY_SECONDS = 0.015  # when a block over budget is rendered (the next frame)
 SETTLE_SECONDS = 0.12  # a streamed block is rendered once it has been finished this long
 STREAMING_RETRY_SECONDS = 0.2  # while text keeps coming, its own repaints come first
+FLOOD_RATE = 5_000  # characters a second: past any model's pace (a replay, a flood)
 
 
 class _Budget:
@@ -73,6 +75,7 @@ class _Block:
         "final",
         "lines",
         "plain",
+        "plain_final",
         "settled",
         "source",
         "width",
@@ -83,6 +86,7 @@ class _Block:
         self.settled = settled  # the time from which it may be rendered
         self.lines: list[Line] | None = None  # the rendered lines, at `width`
         self.plain: list[Line] | None = None  # the source as text, shown until rendered
+        self.plain_final: dict[int, Strip] = {}  # line -> its strip, as `final`
         self.final: dict[int, Strip] = {}  # line -> strip cropped and styled for the widget
         self.width = -1
         self.estimate = 0
@@ -127,6 +131,8 @@ class MarkdownFlow(Widget):
         self._style = Style()
         self._retry_pending = False
         self._relayout_pending = False
+        self._appended = 0.0  # when text last came
+        self._flood_until = 0.0  # no block renders before this while text floods in
         self.reset(text, streaming)
 
     # -- content -----------------------------------------------------------------
@@ -162,7 +168,11 @@ class MarkdownFlow(Widget):
             return
         self._length += len(text)
         split = split_blocks(self._tail + text)
-        settled = time.perf_counter() + SETTLE_SECONDS
+        now = time.perf_counter()
+        if len(text) > FLOOD_RATE * (now - self._appended):
+            self._flood_until = now + SETTLE_SECONDS
+        self._appended = now
+        settled = now + SETTLE_SECONDS
         self._blocks.extend(_Block(source, settled) for source in split.blocks)
         self._tail = split.tail
         self._changed(tail_reset=bool(split.blocks))
@@ -175,6 +185,7 @@ class MarkdownFlow(Widget):
         self._blocks.extend(_Block(source) for source in finish_blocks(self._tail))
         self._tail = ""
         self.streaming = False
+        self._flood_until = 0.0
         for block in self._blocks:
             block.settled = 0.0  # the text stopped moving: what is on screen may render now
         if self._retry_pending:  # a streaming retry may be far off: paint sooner
@@ -262,6 +273,7 @@ class MarkdownFlow(Widget):
             self._done_final.clear()
             for block in self._blocks:
                 block.final.clear()
+                block.plain_final.clear()
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
@@ -283,10 +295,10 @@ class MarkdownFlow(Widget):
         local = y - self._offsets[index]
         if block.lines is None or block.width != width:
             renderer = renderer_for(self.app)
-            wait = block.settled - time.perf_counter()
+            wait = max(block.settled, self._flood_until) - time.perf_counter()
             if wait > 0 or not BUDGET.allows():
                 self._retry(max(wait, RETRY_SECONDS))
-                return self._finish(self._plain_line(block, local, width, renderer), width)
+                return self._plain_strip(block, local, width, renderer)
             self._render(block, width, renderer)
         final = block.final.get(local)
         if final is None:
@@ -313,10 +325,16 @@ class MarkdownFlow(Widget):
             self._relayout_pending = True
             self.call_after_refresh(self._relayout)
 
-    def _plain_line(self, block: _Block, local: int, width: int, renderer: Renderer) -> Line:
+    def _plain_strip(self, block: _Block, local: int, width: int, renderer: Renderer) -> Strip:
+        """A line of the block's stand-in text; kept, as a flood repaints it every frame."""
         if block.plain is None:
-            block.plain = renderer.plain(block.source, width)
-        return block.plain[local] if local < len(block.plain) else []
+            block.plain = renderer.chopped(block.source, width)
+            block.plain_final = {}
+        final = block.plain_final.get(local)
+        if final is None:
+            line = block.plain[local] if local < len(block.plain) else []
+            final = block.plain_final[local] = self._finish(line, width)
+        return final
 
     def _retry(self, delay: float) -> None:
         """Paint again later, when the blocks shown as plain text may be rendered."""
