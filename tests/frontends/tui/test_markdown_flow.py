@@ -45,7 +45,7 @@ async def test_at_a_models_pace_a_finished_block_renders_while_streaming():
     async with app.run_test(size=(100, 30)) as pilot:
         flow = app.query_one(MarkdownFlow)
         flow.append("A **first** paragraph.\n\n")
-        for word in "and a second one that is still being written".split():
+        for word in ("and", "a", "second", "one", "that", "is", "still", "being", "written"):
             await pilot.pause(0.05)  # ~20 words a second
             flow.append(word + " ")
         await pilot.pause(SETTLE_SECONDS + 0.3)
