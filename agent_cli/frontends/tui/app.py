@@ -174,16 +174,24 @@ class AgentApp(App[int]):
     def _streamed_text(self, item: AssistantItem) -> tuple[str, str, bool]:
         return self.feed.streamed(item)
 
-    def _wake(self) -> None:
-        """The feed has news: flush at the next frame slot (never more than ~30 a second).
+    def _wake(self, now: bool = False) -> None:
+        """The feed has news: flush at the next frame slot (never more than ~30 a second),
+        or at once (`now`: the run ended, its last text should not wait for a slot).
 
         When text floods in (a replay, a very fast local model), frames come a little
         less often: each one costs the same, and fewer leave more time to read the stream.
         """
-        if self._flush_timer is None and self.is_running:
+        if not self.is_running:
+            return
+        if now and self._flush_timer is not None:
+            self._flush_timer.stop()
+            self._flush_timer = None
+        if self._flush_timer is None:
             interval = FLOOD_FLUSH_SECONDS if self._flooding else FLUSH_SECONDS
             delay = max(0.001, self._last_flush + interval - time.monotonic())
-            self._flush_timer = self.set_timer(delay, self._show_news, name="flush")
+            self._flush_timer = self.set_timer(
+                0.001 if now else delay, self._show_news, name="flush"
+            )
 
     def _show_news(self) -> None:
         # Not `_flush`: Textual's App._flush is what a captured print's flush() calls.

@@ -63,7 +63,7 @@ class _Stream:
 class EventFeed:
     """Collects a Session's events between two flushes; `wake` asks for a flush."""
 
-    def __init__(self, wake: Callable[[], None]) -> None:
+    def __init__(self, wake: Callable[[bool], None]) -> None:
         self._wake = wake
         self._dirty = False
         self._batch = Batch()
@@ -92,7 +92,7 @@ class EventFeed:
             self._note(event)
         if not self._dirty:
             self._dirty = True
-            self._wake()
+            self._wake(False)
 
     def _note(self, event: Event) -> None:
         batch = self._batch
@@ -115,6 +115,7 @@ class EventFeed:
             batch.started, batch.finished = True, None
         elif isinstance(event, RunFinished):
             batch.finished, batch.error = event.reason, event.error
+            self._wake(True)  # the end is shown at once, not at the next frame slot
 
     def take(self) -> Batch:
         """The batch to apply now; the next events start a new one."""

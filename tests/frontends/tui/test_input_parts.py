@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_cli.engine.events import Delta, ItemAdded, ItemUpdated, NoticeEvent
+from agent_cli.engine.events import Delta, ItemAdded, ItemUpdated, NoticeEvent, RunFinished
 from agent_cli.engine.items import AssistantItem, NoticeItem
 from agent_cli.frontends.tui.completion import (
     command_candidates,
@@ -65,13 +65,13 @@ def test_commands_complete_by_prefix():
 
 
 def test_the_feed_batches_deltas_and_wakes_once():
-    wakes: list[int] = []
-    feed = EventFeed(lambda: wakes.append(1))
+    wakes: list[bool] = []
+    feed = EventFeed(wakes.append)
     item = AssistantItem()
     feed(ItemAdded(item))
     for piece in ("Hel", "lo", " there"):
         feed(Delta(item.id, text=piece))
-    assert wakes == [1]
+    assert wakes == [False]  # at the next frame slot
     batch = feed.take()
     assert batch.added == [item] and batch.text == {item.id: "Hello there"}
     assert feed.streamed(item) == ("", "", True), "the batch is not shown yet"
@@ -79,13 +79,15 @@ def test_the_feed_batches_deltas_and_wakes_once():
     assert feed.streamed(item) == ("Hello there", "", True)
     item.text, item.streaming = "Hello there", False
     feed(ItemUpdated(item))
-    assert wakes == [1, 1]
+    assert wakes == [False, False]
+    feed(RunFinished("answered"))
+    assert wakes == [False, False, True]  # the end is shown at once
     feed.commit(feed.take())
     assert feed.streamed(item) == ("Hello there", "", False)
 
 
 def test_a_notice_with_an_item_is_not_shown_twice():
-    feed = EventFeed(lambda: None)
+    feed = EventFeed(lambda now: None)
     feed(ItemAdded(NoticeItem("Stopped.")))
     feed(NoticeEvent("Stopped."))
     feed(NoticeEvent("Could not save."))
