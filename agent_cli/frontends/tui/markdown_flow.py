@@ -33,6 +33,7 @@ from textual.app import RenderResult
 from textual.geometry import Region, Size
 from textual.reactive import Reactive
 from textual.strip import Strip
+from textual.timer import Timer
 from textual.widget import Widget
 
 from agent_cli.frontends.tui.blocks import finish_blocks, split_blocks
@@ -130,6 +131,7 @@ class MarkdownFlow(Widget):
         self._tail_cache: list[Line] = []
         self._style = Style()
         self._retry_pending = False
+        self._retry_timer: Timer | None = None
         self._relayout_pending = False
         self._appended = 0.0  # when text last came
         self._flood_until = 0.0  # no block renders before this while text floods in
@@ -188,8 +190,9 @@ class MarkdownFlow(Widget):
         self._flood_until = 0.0
         for block in self._blocks:
             block.settled = 0.0  # the text stopped moving: what is on screen may render now
-        if self._retry_pending:  # a streaming retry may be far off: paint sooner
-            self._retry_pending = False
+        if self._retry_timer is not None:  # a streaming retry may be far off: paint now
+            self._retry_timer.stop()
+            self._retry_timer, self._retry_pending = None, False
         self._changed(tail_reset=True)
 
     def invalidate(self) -> None:
@@ -342,10 +345,10 @@ class MarkdownFlow(Widget):
             self._retry_pending = True
             if self.streaming:  # each flush repaints anyway: only a pause needs the timer
                 delay = max(delay, STREAMING_RETRY_SECONDS)
-            self.set_timer(delay, self._retry_now)
+            self._retry_timer = self.set_timer(delay, self._retry_now)
 
     def _retry_now(self) -> None:
-        self._retry_pending = False
+        self._retry_timer, self._retry_pending = None, False
         self.refresh()
 
     def _relayout(self) -> None:
