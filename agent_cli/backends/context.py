@@ -43,8 +43,10 @@ KNOWN_WINDOWS = (
     ("deepseek", 128_000),
     ("qwen3", 131_072),
     ("qwen2.5", 32_768),
-    ("llama-3", 131_072),
-    ("llama3", 131_072),
+    ("llama-3.", 131_072),  # 3.1 and later; plain Llama 3 has 8k
+    ("llama3.", 131_072),
+    ("llama-3", 8_192),
+    ("llama3", 8_192),
     ("mistral", 32_768),
 )
 

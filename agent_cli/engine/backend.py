@@ -98,6 +98,9 @@ class Run:
 
     def delta(self, item: Item, text: str = "", reasoning: str = "") -> None:
         """`item` grew by `text` (or `reasoning`): the hot path, once per token."""
+        if text and reasoning:  # both: the reasoning first, as a model thinks before it says
+            self.delta(item, "", reasoning)
+            reasoning = ""
         batch = (item.id, not text)
         if self._batch != batch:
             if self._batch is None:

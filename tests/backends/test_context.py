@@ -53,6 +53,9 @@ def test_context_window_prefers_config_then_server_then_table():
     assert context_window("gpt-4o", None, 2000) == 2000
     assert context_window("openai/gpt-4o-mini", None, None) == 128_000
     assert context_window("qwen2.5-coder-7b", None, None) == 32_768
+    assert context_window("meta-llama/Llama-3.1-8B-Instruct", None, None) == 131_072
+    assert context_window("llama3.2:3b", None, None) == 131_072
+    assert context_window("llama3:8b", None, None) == 8_192  # Llama 3.0
     assert context_window("my-own-model", None, None) > 0
 
 

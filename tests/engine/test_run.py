@@ -52,3 +52,12 @@ async def test_order_holds_across_items_kinds_and_other_events():
     ]
     await asyncio.sleep(0)  # the flush scheduled for the turn finds nothing left
     assert len([e for e in events if not isinstance(e, ItemAdded)]) == 6
+
+
+async def test_a_delta_of_both_kinds_is_reasoning_then_text():
+    run, events = recorded()
+    item = AssistantItem()
+    run.add(item)
+    run.delta(item, "said", "thought")
+    run.flush()
+    assert events[1:] == [Delta(item.id, "", "thought"), Delta(item.id, "said")]
