@@ -225,7 +225,7 @@ class Route:
         return self._models
 
     async def switch(self, name: str) -> ModelInfo:
-        """Use model `name` from the next run (its context window asked as at the start)."""
+        """Use model `name` from the next run (a local server asked its window now, to say it)."""
         provider, _ = await self.get()
         model = await choose_model(provider, replace(self.settings, model=name))
         if self._served is not None:

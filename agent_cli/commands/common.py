@@ -55,13 +55,12 @@ def _known_secrets() -> list[str]:
     from agent_cli.settings import known_providers, load_settings
     from agent_cli.tools.shell import SECRET_NAME_PATTERNS
 
-    # Variables named like secrets (the ones commands never see), long enough to be one.
-    found = [
-        value
-        for name, value in os.environ.items()
-        if len(value) >= SECRET_VALUE_LENGTH
-        and any(pattern in name.upper() for pattern in SECRET_NAME_PATTERNS)
-    ]
+    def secret(name: str, value: str) -> bool:
+        """Named like a secret (what commands never see), and long enough to be one."""
+        upper = name.upper()
+        return len(value) >= SECRET_VALUE_LENGTH and any(p in upper for p in SECRET_NAME_PATTERNS)
+
+    found = [value for name, value in os.environ.items() if secret(name, value)]
     # A damaged file is the command's own error to report; the log goes on without it.
     with contextlib.suppress(ConfigError):
         found += credentials.read_keys().values()
@@ -70,12 +69,8 @@ def _known_secrets() -> list[str]:
             found.append(entry.provider.api_key or "")
             found += entry.provider.headers.values()
     with contextlib.suppress(ConfigError):  # what [shell_environment] sets for commands
-        found += [
-            value
-            for name, value in load_settings(Path.cwd()).shell_environment.set.items()
-            if len(value) >= SECRET_VALUE_LENGTH
-            and any(pattern in name.upper() for pattern in SECRET_NAME_PATTERNS)
-        ]
+        added = load_settings(Path.cwd()).shell_environment.set
+        found += [value for name, value in added.items() if secret(name, value)]
     return [secret for secret in found if secret]
 
 

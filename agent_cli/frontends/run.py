@@ -53,7 +53,7 @@ class ReaderGone:
     pointed at /dev/null.
     """
 
-    def __init__(self, stop: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, stop: Callable[[], None]) -> None:
         self.stop = stop
         self.happened = False
 

@@ -598,7 +598,7 @@ class McpServers:
         Offered again once a server listed other tools than it was offered with.
         """
         if self._loading is None or (self._loading.done() and self.listed_anew):
-            self._loading = asyncio.ensure_future(self._load())
+            self._loading = asyncio.ensure_future(self._offer(remembered=True))
 
     async def tools(self) -> tuple[list[Tool], list[str]]:
         """Every server's tools, and notices for what was left out and why.
@@ -625,9 +625,6 @@ class McpServers:
         return [
             self._status.get(c.name) or ServerStatus(c, "disabled", off, []) for c in self.configs
         ]
-
-    async def _load(self) -> tuple[list[Tool], list[str]]:
-        return await self._offer(remembered=True)
 
     async def _offer(self, remembered: bool) -> tuple[list[Tool], list[str]]:
         """The servers' tools; with `remembered`, a server's remembered tools stand in for

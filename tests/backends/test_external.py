@@ -32,6 +32,7 @@ from agent_cli.engine.items import (
 )
 from agent_cli.engine.session import Session
 from tests.support.acp_agent import fixture_spec, records
+from tests.support.processes import gone
 from tests.support.sessions import Recorder
 
 DIFF_NEW_FILE = "--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+print('hi')\n"
@@ -119,19 +120,6 @@ async def make(tmp_path: Path) -> AsyncIterator[Callable[..., Harness]]:
     yield factory
     for harness in made:
         await harness.session.aclose()
-
-
-def gone(pid: int, within: float = 5.0) -> bool:
-    """The process has ended (a zombie counts: it may wait a moment for init to reap it)."""
-    deadline = time.monotonic() + within
-    while True:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state == "Z" or time.monotonic() > deadline:
-            return state == "Z"
-        time.sleep(0.02)
 
 
 # ------------------------------------------------------------------ mapping

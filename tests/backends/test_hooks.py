@@ -223,9 +223,18 @@ async def test_a_stop_ends_a_running_hook(tmp_path: Path) -> None:
 # -------------------------------------------------------------------- secrets
 
 
-async def test_hooks_never_receive_secrets(tmp_path: Path, monkeypatch) -> None:
+async def say_hello_with(settings: Settings) -> None:
+    """One message "hello" through the wired built-in loop (hooks and all) of `settings`."""
     from agent_cli.wiring import builtin_backend
 
+    conversation = Conversation(workspace=str(settings.workspace))
+    loop = builtin_backend(settings, conversation, ScriptedProvider([answer("hi")]), ModelInfo("m"))
+    session = Session(conversation, lambda _c: loop, None)
+    await send(session, "hello")
+    await session.aclose()
+
+
+async def test_hooks_never_receive_secrets(tmp_path: Path, monkeypatch) -> None:
     for name, value in {
         "OPENAI_API_KEY": "sk-openai-secret",
         "ANTHROPIC_API_KEY": "sk-ant-secret",
@@ -245,11 +254,7 @@ async def test_hooks_never_receive_secrets(tmp_path: Path, monkeypatch) -> None:
     settings = Settings(
         workspace=tmp_path, provider=provider_settings, hooks={"user_prompt_submit": (hook,)}
     )
-    conversation = Conversation(workspace=str(tmp_path))
-    loop = builtin_backend(settings, conversation, ScriptedProvider([answer("hi")]), ModelInfo("m"))
-    session = Session(conversation, lambda _c: loop, None)
-    await send(session, "hello")
-    await session.aclose()
+    await say_hello_with(settings)
     text = dump.read_text()
     assert "HOOK_VISIBLE=plain-value" in text and '"prompt": "hello"' in text
     for secret in ("sk-openai-secret", "sk-ant-secret", "service-secret", "ghp-secret"):
@@ -260,7 +265,6 @@ async def test_hooks_never_receive_secrets(tmp_path: Path, monkeypatch) -> None:
 
 async def test_hooks_follow_the_configured_shell_environment(tmp_path: Path, monkeypatch) -> None:
     from agent_cli.tools.environment import EnvironmentPolicy
-    from agent_cli.wiring import builtin_backend
 
     monkeypatch.setenv("HOOK_VISIBLE", "plain-value")
     monkeypatch.setenv("HOOK_HIDDEN", "excluded-value")
@@ -272,11 +276,7 @@ async def test_hooks_follow_the_configured_shell_environment(tmp_path: Path, mon
         hooks={"user_prompt_submit": (Hook(f"env > {dump}"),)},
         shell_environment=policy,
     )
-    conversation = Conversation(workspace=str(tmp_path))
-    loop = builtin_backend(settings, conversation, ScriptedProvider([answer("hi")]), ModelInfo("m"))
-    session = Session(conversation, lambda _c: loop, None)
-    await send(session, "hello")
-    await session.aclose()
+    await say_hello_with(settings)
     text = dump.read_text()
     assert "HOOK_VISIBLE=plain-value" in text and "HOOK_SET=from-config" in text
     assert "excluded-value" not in text

@@ -29,6 +29,7 @@ from tests.support.acp_agent import add_to_user_config, records
 from tests.support.cli import TIMEOUT, agent, err, out, saved
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls
 from tests.support.mcp_servers import SERVER
+from tests.support.processes import gone
 
 # ------------------------------------------------------------------ helpers
 
@@ -68,19 +69,6 @@ def clean(stderr: str) -> None:
     """No traceback, no library log line, nothing the server or agent wrote."""
     for noise in ("Traceback", "Error parsing", "Exception", "not JSON-RPC", "ERROR:"):
         assert noise not in stderr, stderr
-
-
-def gone(pid: int, within: float = 5.0) -> bool:
-    """The process has ended (a zombie counts: nothing may be left to reap it)."""
-    deadline = time.monotonic() + within
-    while True:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state == "Z" or time.monotonic() > deadline:
-            return state == "Z"
-        time.sleep(0.02)
 
 
 def start_run(workspace: Path, *args: str, fake: FakeOpenAI | None = None) -> subprocess.Popen:

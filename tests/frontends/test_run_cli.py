@@ -305,18 +305,23 @@ def test_stream_dropping_mid_answer_keeps_what_arrived(fake, workspace):
     assert len(fake.requests) == 1  # a stream that produced output is never retried
 
 
-def test_sigint_stops_keeps_items_and_exits_130(fake, workspace):
+def slow_count(fake, workspace: Path) -> subprocess.Popen:
+    """`agent run count` in the background; the answer "w0 w1 ... w199 " comes slowly
+    (40 bytes every 50 ms), so the run can be interrupted mid-answer."""
     words = [{"choices": [{"index": 0, "delta": {"content": f"w{i} "}}]} for i in range(200)]
     fake.add(raw(frames(*words), split=40, delay=0.05))
-    environment = dict(os.environ, OPENAI_BASE_URL=fake.base_url)
-    proc = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "agent_cli", "run", "count"],
         cwd=workspace,
-        env=environment,
+        env=dict(os.environ, OPENAI_BASE_URL=fake.base_url),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+
+
+def test_sigint_stops_keeps_items_and_exits_130(fake, workspace):
+    proc = slow_count(fake, workspace)
     try:
         assert proc.stdout.read(3) == b"w0 "  # the answer has started
         time.sleep(0.2)
@@ -336,17 +341,7 @@ def test_sigint_stops_keeps_items_and_exits_130(fake, workspace):
 
 def test_a_reader_that_goes_away_stops_the_run_which_is_saved(fake, workspace):
     """`agent run ... | head`: no traceback or "unexpected error", and the answer so far kept."""
-    words = [{"choices": [{"index": 0, "delta": {"content": f"w{i} "}}]} for i in range(200)]
-    fake.add(raw(frames(*words), split=40, delay=0.05))
-    environment = dict(os.environ, OPENAI_BASE_URL=fake.base_url)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agent_cli", "run", "count"],
-        cwd=workspace,
-        env=environment,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    proc = slow_count(fake, workspace)
     try:
         assert proc.stdout.read(3) == b"w0 "
         proc.stdout.close()  # as `head -c 3` does

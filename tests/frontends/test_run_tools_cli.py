@@ -138,10 +138,15 @@ def spawn(workspace: Path, env: dict[str, str], *args: str) -> pexpect.spawn:
     )
 
 
-def test_inline_card_on_a_terminal_yes_applies_the_edit(fake, workspace, pty_env):
+def propose_goodbye(fake, workspace: Path) -> None:
+    """a.txt says hello; the model's first call edits it to goodbye, then it answers "Edited."."""
     (workspace / "a.txt").write_text("hello\n")
     edits = [{"old_text": "hello", "new_text": "goodbye"}]
     fake.add(tool_calls(call("edit_file", path="a.txt", edits=edits)), text("Edited."))
+
+
+def test_inline_card_on_a_terminal_yes_applies_the_edit(fake, workspace, pty_env):
+    propose_goodbye(fake, workspace)
     child = spawn(workspace, pty_env, "edit it")
     child.expect("Allow\\?")
     assert "+goodbye" in child.before and "-hello" in child.before
@@ -234,9 +239,7 @@ def test_inline_hunks_applies_only_the_chosen_ones(fake, workspace, pty_env):
 
 
 def test_inline_edit_in_editor_writes_the_persons_version(fake, workspace, pty_env):
-    (workspace / "a.txt").write_text("hello\n")
-    edits = [{"old_text": "hello", "new_text": "goodbye"}]
-    fake.add(tool_calls(call("edit_file", path="a.txt", edits=edits)), text("Edited."))
+    propose_goodbye(fake, workspace)
     env = {**pty_env, "VISUAL": "", "EDITOR": "sed -i s/goodbye/farewell/"}
     child = spawn(workspace, env, "edit it")
     child.expect("Allow\\?")
@@ -251,9 +254,7 @@ def test_inline_edit_in_editor_writes_the_persons_version(fake, workspace, pty_e
 
 
 def test_inline_editor_that_cannot_start_returns_to_the_card(fake, workspace, pty_env):
-    (workspace / "a.txt").write_text("hello\n")
-    edits = [{"old_text": "hello", "new_text": "goodbye"}]
-    fake.add(tool_calls(call("edit_file", path="a.txt", edits=edits)), text("Edited."))
+    propose_goodbye(fake, workspace)
     env = {**pty_env, "VISUAL": "", "EDITOR": "no-such-editor-here"}
     child = spawn(workspace, env, "edit it")
     child.expect("Allow\\?")

@@ -130,8 +130,7 @@ class MarkdownFlow(Widget):
         self._done_final: dict[int, Strip] = {}  # their cropped and styled versions
         self._tail_cache: list[Line] = []
         self._style = Style()
-        self._retry_pending = False
-        self._retry_timer: Timer | None = None
+        self._retry_timer: Timer | None = None  # a repaint asked for later
         self._relayout_pending = False
         self._appended = 0.0  # when text last came
         self._flood_until = 0.0  # no block renders before this while text floods in
@@ -192,7 +191,7 @@ class MarkdownFlow(Widget):
             block.settled = 0.0  # the text stopped moving: what is on screen may render now
         if self._retry_timer is not None:  # a streaming retry may be far off: paint now
             self._retry_timer.stop()
-            self._retry_timer, self._retry_pending = None, False
+            self._retry_timer = None
         self._changed(tail_reset=True)
 
     def invalidate(self) -> None:
@@ -341,14 +340,13 @@ class MarkdownFlow(Widget):
 
     def _retry(self, delay: float) -> None:
         """Paint again later, when the blocks shown as plain text may be rendered."""
-        if not self._retry_pending:
-            self._retry_pending = True
+        if self._retry_timer is None:
             if self.streaming:  # each flush repaints anyway: only a pause needs the timer
                 delay = max(delay, STREAMING_RETRY_SECONDS)
             self._retry_timer = self.set_timer(delay, self._retry_now)
 
     def _retry_now(self) -> None:
-        self._retry_timer, self._retry_pending = None, False
+        self._retry_timer = None
         self.refresh()
 
     def _relayout(self) -> None:
