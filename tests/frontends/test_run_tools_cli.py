@@ -138,6 +138,13 @@ def spawn(workspace: Path, env: dict[str, str], *args: str) -> pexpect.spawn:
     )
 
 
+def exit_status(child: pexpect.spawn) -> int:
+    """Wait for the run to end; its exit status."""
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.exitstatus
+
+
 def propose_goodbye(fake, workspace: Path) -> None:
     """a.txt says hello; the model's first call edits it to goodbye, then it answers "Edited."."""
     (workspace / "a.txt").write_text("hello\n")
@@ -153,9 +160,7 @@ def test_inline_card_on_a_terminal_yes_applies_the_edit(fake, workspace, pty_env
     assert (workspace / "a.txt").read_text() == "hello\n"  # nothing before the yes
     child.sendline("y")
     child.expect("Edited.")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
+    assert exit_status(child) == 0
     assert (workspace / "a.txt").read_text() == "goodbye\n"
 
 
@@ -167,8 +172,7 @@ def test_inline_card_no_with_a_reason_reaches_the_model(fake, workspace, pty_env
     child.sendline("n")
     child.expect("Reason")
     child.sendline("not today")
-    child.expect(pexpect.EOF)
-    child.close()
+    exit_status(child)
     assert not (workspace / "made.txt").exists()
     told = tool_result(fake)
     assert "declined" in told and "not today" in told
@@ -187,9 +191,7 @@ def test_inline_always_for_the_project_is_remembered_and_named(fake, workspace, 
     child.expect("Scope")
     child.sendline("p")
     child.expect("One.")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0 and (workspace / "d1").is_dir()
+    assert exit_status(child) == 0 and (workspace / "d1").is_dir()
 
     # A later run, even without a terminal to ask on, is allowed by the project rule.
     fake.add(tool_calls(call("exec_shell_command", command="mkdir -p d2")), text("Two."))
@@ -230,8 +232,7 @@ def test_inline_hunks_applies_only_the_chosen_ones(fake, workspace, pty_env):
     assert "hunk 1" in child.before and "hunk 2" in child.before
     child.sendline("2")
     child.expect("Edited.")
-    child.expect(pexpect.EOF)
-    child.close()
+    exit_status(child)
     text_now = (workspace / "a.txt").read_text()
     assert "LINE TWENTY-NINE" in text_now and "line 2\n" in text_now and "LINE TWO" not in text_now
     told = tool_result(fake)
@@ -245,9 +246,7 @@ def test_inline_edit_in_editor_writes_the_persons_version(fake, workspace, pty_e
     child.expect("Allow\\?")
     child.sendline("e")
     child.expect("Edited.")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
+    assert exit_status(child) == 0
     assert (workspace / "a.txt").read_text() == "farewell\n"
     told = tool_result(fake)
     assert "edited your proposal" in told and "+farewell" in told
@@ -263,9 +262,7 @@ def test_inline_editor_that_cannot_start_returns_to_the_card(fake, workspace, pt
     child.expect("Allow\\?")
     child.sendline("y")
     child.expect("Edited.")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
+    assert exit_status(child) == 0
     assert (workspace / "a.txt").read_text() == "goodbye\n"
 
 
