@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -197,6 +198,8 @@ class Turn:
         text = "\n".join(t for t in texts if t) or _output_text(call.raw_output)
         if text:
             item.result = _capped(text)
+        if call.title and item.tool != "execute":  # a command's title is the command itself
+            item.title = shown_title(call.title, self.workspace, self.paths_of(call, item))
 
     def _relative(self, path: str) -> str:
         """A workspace-relative path where it is inside, else the path as the agent gave it."""
@@ -204,6 +207,46 @@ class Turn:
             return self.workspace.relative(self.workspace.resolve(path))
         except (OutsideWorkspace, OSError):
             return path
+
+
+# A character that continues a path: a match must not start or end inside a longer path
+# (a dot ends one only when no name character follows it, as at the end of a sentence).
+_BEFORE_PATH = r"(?<![\w.~/-])"
+_AFTER_PATH = r"(?![\w~/-]|\.\w)"
+
+
+def shown_title(title: str, workspace: Workspace, named: Iterable[str]) -> str:
+    """An agent's title for a call with its paths as we show them: workspace-relative
+    inside the workspace, absolute outside it.
+
+    Agents title a call with a path as they see it: Claude Code with the absolute path,
+    OpenCode relative to its project's worktree, which outside a git repository is
+    "/" — so `/tmp/ws/a.txt` arrives as `tmp/ws/a.txt`, the absolute path with its
+    first slash cut. The absolute paths the call names (its locations, diffs and
+    arguments) are recognised in either spelling; any other path under the workspace
+    root loses the root.
+    """
+    shown = {
+        path.lstrip("/"): _shown_path(path, workspace)
+        for path in named
+        if path.startswith("/") and path.strip("/")
+    }
+    if shown:  # the longest first: one path may start another
+        cuts = "|".join(re.escape(cut) for cut in sorted(shown, key=len, reverse=True))
+        named_path = f"{_BEFORE_PATH}/*({cuts}){_AFTER_PATH}"
+        title = re.sub(named_path, lambda m: shown[m.group(1)], title)
+    root = str(workspace.root).lstrip("/")
+    if not root:
+        return title
+    under = f"{_BEFORE_PATH}/?{re.escape(root)}(?:(/)(?=[^\\s/])|/?{_AFTER_PATH})"
+    return re.sub(under, lambda m: "" if m.group(1) else ".", title)
+
+
+def _shown_path(path: str, workspace: Workspace) -> str:
+    try:
+        return workspace.relative(workspace.resolve(path))
+    except (OutsideWorkspace, OSError):
+        return os.path.normpath(path)
 
 
 def block_text(block: Any) -> str:

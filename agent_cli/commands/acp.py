@@ -1,9 +1,14 @@
 """`agent acp`: this agent served over ACP on stdio, for editors (SPEC §1).
 
-The command checks the configuration before it serves (a missing provider is
-exit 2 with one sentence, not a failed handshake), then hands the server a
-way to open Sessions. Only Typer is imported here: the ACP SDK and the
-session machinery load when the command runs.
+The command checks the configuration before it serves (a config file it cannot
+read is exit 2 with one sentence), then hands the server a way to open
+Sessions. A missing provider is not such an error: an editor shows a server
+that ends before the handshake only as "connection closed", and the ACP SDK
+starts agents with a trimmed environment (no OPENAI_BASE_URL from the shell).
+So the server answers `initialize` and `session/new` all the same, and each
+prompt ends with a message saying how to configure one (the sentence also on
+stderr, the editor's log of the agent). Only Typer is imported here: the ACP
+SDK and the session machinery load when the command runs.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import typer
 from agent_cli.commands.common import Mode, guarded, start_debug_log, workspace_from
 
 if TYPE_CHECKING:
+    from agent_cli.engine.backend import Run, RunResult
     from agent_cli.engine.items import Conversation
     from agent_cli.engine.store import Store
     from agent_cli.frontends.acp_server import Opened
@@ -94,7 +100,7 @@ def _serve(workspace: Path, flags: Flags) -> int:
     from agent_cli import __version__
 
     opener = SessionOpener(flags)
-    opener.settings(workspace).require_provider()  # a bad setup fails now, with exit 2
+    opener.settings(workspace)  # a config file that cannot be read fails now, with exit 2
     from agent_cli.frontends.acp_server import serve  # the SDK: only once there is work
 
     return asyncio.run(serve(opener.open, __version__))
@@ -119,12 +125,16 @@ class SessionOpener:
 
     async def open(self, workspace: Path, stored: str | None, files: FileAccess | None) -> Opened:
         from agent_cli import wiring
+        from agent_cli.errors import ConfigError
         from agent_cli.frontends.acp_server import Opened
 
         settings = self.settings(workspace)
-        settings.require_provider()
         store = wiring.make_store()
         conversation = _conversation(store, workspace, stored, settings.mode)
+        try:
+            settings.require_provider()
+        except ConfigError as e:
+            return _unconfigured(str(e), conversation, store)
         route = wiring.Route(settings)
         try:
             await route.get()
@@ -140,6 +150,37 @@ class SessionOpener:
                 await route.aclose()
 
         return Opened(session, close)
+
+
+def _unconfigured(sentence: str, conversation: Conversation, store: Store) -> Opened:
+    """A session with no provider to run: each prompt is answered with what to configure."""
+    from agent_cli.engine.session import Session
+    from agent_cli.frontends.acp_server import Opened
+
+    session = Session(conversation, lambda _conversation: NoProvider(sentence), store)
+    return Opened(session, session.aclose)
+
+
+class NoProvider:
+    """The backend of a session opened with no model provider: every run ends at once
+    with a notice saying how to configure one (shown by the editor as the agent's
+    message, ending the turn), and the same sentence on stderr."""
+
+    def __init__(self, sentence: str) -> None:
+        self.sentence = sentence
+
+    async def run(self, run: Run) -> RunResult:
+        from agent_cli.engine.backend import RunResult, StopReason
+
+        print(f"agent: {self.sentence}", file=sys.stderr, flush=True)
+        run.notice(self.sentence, "error")
+        return RunResult(StopReason.ANSWERED)
+
+    async def compact(self, run: Run, focus: str) -> RunResult:
+        return await self.run(run)
+
+    async def aclose(self) -> None:
+        return None
 
 
 def _conversation(

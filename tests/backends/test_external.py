@@ -220,6 +220,41 @@ async def test_text_thoughts_tools_and_plans_become_items_like_the_builtin_agent
     assert gone(pid) and gone(h.records("spawned")[0]["child"])
 
 
+async def test_titles_show_workspace_paths_relative_and_others_absolute(make, tmp_path: Path):
+    h = make({}, mode="full")
+    inside, outside = h.workspace / "a.txt", tmp_path / "elsewhere" / "notes.txt"
+
+    def cut(path: Path) -> str:  # OpenCode outside a git repository: relative to "/"
+        return str(path).removeprefix("/")
+
+    steps = [
+        {"op": "tool", "id": "w1", "title": "write", "kind": "edit", "status": "pending",
+         "locations": [str(inside)], "raw_input": {"filePath": str(inside), "content": "hi\n"}},
+        {"op": "update", "id": "w1", "title": cut(inside), "status": "completed"},
+        {"op": "tool", "id": "r1", "title": cut(outside), "kind": "read",
+         "locations": [str(outside)], "raw_input": {"filePath": str(outside)}},
+        {"op": "tool", "id": "g1", "title": f"grep todo in {cut(h.workspace / 'src')}",
+         "kind": "search"},
+        # Claude Code: the absolute path, in a title of words.
+        {"op": "tool", "id": "k1", "title": f"Write {h.workspace / 'b.txt'}", "kind": "edit",
+         "raw_input": {"file_path": str(h.workspace / "b.txt"), "content": "b\n"}},
+        {"op": "permission", "id": "k1"},
+        {"op": "tool", "id": "x1", "title": f"ls {h.workspace}", "kind": "execute"},
+    ]  # fmt: skip
+    fixture_spec({"turns": [{"steps": steps}]}, h.folder)  # the script names h's own paths
+
+    assert await h.send("work") is StopReason.ANSWERED
+    titles = {item.call_id: item.title for item in h.items(ToolItem)}
+    assert titles == {
+        "w1": "a.txt",
+        "r1": str(outside),
+        "g1": "grep todo in src",
+        "k1": "Write b.txt",
+        "x1": f"ls {h.workspace}",  # a command is shown as it runs
+    }
+    assert h.checkpoints == ["Write b.txt"]
+
+
 # -------------------------------------------------------------- permissions
 
 

@@ -37,7 +37,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from tests.support.cli import agent, err, out, saved
+from tests.support.cli import saved
 from tests.support.fake_openai import (
     FakeOpenAI,
     chunk,
@@ -440,11 +440,44 @@ async def test_files_go_through_the_editor_inside_the_workspace_only(fake, works
     assert not (workspace.parent / "evil.txt").exists()
 
 
-def test_without_a_provider_it_says_what_to_do_before_serving(workspace):
-    result = agent(workspace, "acp")
-    assert result.returncode == 2
-    assert out(result) == ""
-    assert "No model provider is configured" in err(result)
+async def test_without_a_provider_it_serves_and_each_prompt_says_how_to_configure_one(
+    fake, workspace, isolated_home, monkeypatch
+):
+    # Started as editors start it: the SDK's trimmed environment by default (PATH,
+    # HOME, ...), so the shell's OPENAI_BASE_URL never reaches it.
+    monkeypatch.setenv("HOME", str(isolated_home))
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+    editor = Editor()
+    log = workspace.parent / "acp-stderr.txt"
+    with log.open("wb") as stderr:
+        async with asyncio.timeout(TIMEOUT):
+            async with spawn_agent_process(
+                editor,
+                sys.executable,
+                "-m",
+                "agent_cli",
+                "acp",
+                cwd=workspace,
+                transport_kwargs={"stderr": stderr},
+            ) as (conn, process):
+                hello = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+                assert hello.agent_info.name == "agent"
+                session = await conn.new_session(cwd=str(workspace))
+                assert session.modes.current_mode_id == "ask"
+                for turn in (1, 2):
+                    answer = await conn.prompt(
+                        session_id=session.session_id, prompt=[text_block("hi")]
+                    )
+                    assert answer.stop_reason == "end_turn"
+                    said = editor.said()
+                    assert said.count("No model provider is configured") == turn
+            assert process.returncode == 0
+    sentence = said.split("\n\n")[1].removeprefix("> Error: ")
+    assert sentence.startswith("No model provider is configured") and "[providers." in sentence
+    assert said == f"\n\n> Error: {sentence}\n\n" * 2
+    assert log.read_text().count(f"agent: {sentence}\n") == 2
+    assert "Traceback" not in log.read_text()
+    assert fake.requests == []  # the shell's server was never told about
 
 
 def test_stdout_carries_only_the_protocol_even_into_a_file(fake, workspace, tmp_path):
