@@ -21,7 +21,8 @@ Scope = Literal["conversation", "project", "everywhere"]
 class Decision(NamedTuple):
     answer: Answer
     reason: str = ""  # for "no": what the model reads
-    rule: str = ""  # for "always": the rule to add, e.g. "exec_shell_command(pytest *)"
+    # for "always": the rules to add, one a line, e.g. "exec_shell_command(pytest *)"
+    rule: str = ""
     scope: Scope = "conversation"
     hunks: tuple[int, ...] | None = None  # for an edit: only these hunks (0-based)
     edited: str | None = None  # for an edit: the person's own version of the file
@@ -43,6 +44,8 @@ class ApprovalRequest:
     command: str = ""
     cwd: str = ""
     diff: str = ""
+    # What "always" offers, one rule a line: a compound command gets one per simple command
+    # (all must match for the line to be allowed); "" when no rule could allow the line.
     suggested_rule: str = ""
     proposed: str | None = None  # for an edit: the file as it would be, for $EDITOR
     _future: asyncio.Future[Decision] = field(init=False, repr=False)

@@ -82,6 +82,7 @@ from agent_cli.frontends.acp_updates import (
     tool_start,
     tool_view,
 )
+from agent_cli.policy.rules import split_rules
 from agent_cli.tools.base import FileAccess
 from agent_cli.tools.workspace import Workspace
 
@@ -493,7 +494,8 @@ def _modes(current: str) -> SessionModeState:
 def _options(rule: str) -> list[PermissionOption]:
     options = [PermissionOption(option_id=ALLOW_ONCE, name="Allow", kind="allow_once")]
     if rule:  # "always" needs a rule to remember
-        name = f"Always allow {rule} in this conversation"
+        rules = " + ".join(split_rules(rule))  # a compound line: one rule per simple command
+        name = f"Always allow {rules} in this conversation"
         options.append(PermissionOption(option_id=ALLOW_ALWAYS, name=name, kind="allow_always"))
     options.append(PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once"))
     return options

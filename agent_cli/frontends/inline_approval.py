@@ -90,19 +90,29 @@ class InlineApprover:
                         return Decision("no", "The person switched to read-only mode.")
 
     async def _always(self, request: ApprovalRequest) -> Decision:
-        from agent_cli.policy.rules import Rule
+        from agent_cli.policy.rules import NO_RULE, Rule, split_rules
 
-        rule = request.suggested_rule
+        suggested = split_rules(request.suggested_rule)
+        offer = suggested[0] if len(suggested) == 1 else f"these {len(suggested)} rules"
+        if len(suggested) > 1:  # a compound line: one rule per simple command, all kept
+            print("Every command of the line must match one of these rules:", file=sys.stderr)
+            print("".join(f"  {rule}\n" for rule in suggested), end="", file=sys.stderr)
+        elif not suggested:
+            print(NO_RULE, file=sys.stderr)
+            offer = "allowing it once"
         while True:
-            typed = (await _prompt(f"Rule (Enter for {rule}): ")).strip()
+            typed = (await _prompt(f"Rule (Enter for {offer}): ")).strip()
+            if not typed and not suggested:
+                return Decision("yes")
             try:
-                Rule.parse(typed or rule)
+                for rule in split_rules(typed) or suggested:
+                    Rule.parse(rule)
                 break
             except ValueError as exc:
                 print(f"{exc}.", file=sys.stderr)  # the loop would fail on a rule it cannot read
         scope_key = (await _prompt("Scope: [c]onversation  [p]roject  [e]verywhere: ")).strip()
         scope = SCOPES.get(scope_key[:1].lower(), "conversation")
-        return Decision("always", rule=typed or rule, scope=scope)
+        return Decision("always", rule=typed or request.suggested_rule, scope=scope)
 
 
 def _console():  # -> rich.console.Console, imported only when a card is shown

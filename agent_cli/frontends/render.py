@@ -51,7 +51,8 @@ def tool_line(item: ToolItem, width: int) -> Text:
         reason = item.result.strip().splitlines()[0] if item.result.strip() else item.state
         line.append(f": {reason}", style="dim")
     if item.rule and item.state == "done":
-        line.append(f"  (allowed by {item.rule})", style="dim")
+        rules = " + ".join(item.rule.splitlines())  # the rules of a compound line, one a line
+        line.append(f"  (allowed by {rules})", style="dim")
     line.no_wrap = True
     line.truncate(max(width - 1, 10), overflow="ellipsis")
     return line

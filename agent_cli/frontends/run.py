@@ -146,7 +146,8 @@ class TextPrinter:
         self._shown[item.id] = item.state
         indent = "  " if item.parent else ""  # a sub-agent's call, under its task's line
         if item.state == "running":
-            allowed = f"  (allowed by {item.rule})" if item.rule else ""
+            rules = " + ".join(item.rule.splitlines())  # a compound line's rules, one a line
+            allowed = f"  (allowed by {rules})" if rules else ""
             self._line(f"{indent}• {item.title or item.tool}{allowed}")
         else:
             reason = item.result.splitlines()[0] if item.result else item.state

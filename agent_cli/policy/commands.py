@@ -20,7 +20,10 @@ Layers, each able to reject on its own:
 3. Unquoted ``*`` and ``?`` (last path component only) are expanded here the way sh does.
    A match that is not a plain name (``-ofile``, ``--pre=sh``, spaces, non-ASCII) rejects.
 4. Every argument, whatever role we think it plays, must stay inside the workspace: no
-   leading ``/`` or ``~``, no ``..`` component, realpath inside the workspace.
+   leading ``/``, ``\\`` or ``~``, no ``..`` component (``\\`` counts as a separator: Cygwin,
+   MSYS and Git Bash take Windows paths), no drive (``C:``, ``c:x``, ``--opt=D:/y``,
+   ``a,E:\\z``), realpath inside the workspace.  The value after ``=`` in ``--opt=VALUE``
+   is checked the same way, and an attached short-option value (``-eC:/x``) for a drive.
 5. Per-program option tables.  Options must come before operands: BSD getopt stops at the
    first operand while GNU permutes, and POSIX order makes both read the line alike.
    Combined short flags are checked letter by letter; long options must match exactly
@@ -48,6 +51,12 @@ _UNQUOTED_SAFE = frozenset(string.ascii_letters + string.digits + "_./=,:+@%-*?"
 _UNSAFE_IN_DOUBLE_QUOTES = frozenset('\\!"')
 _GLOB_CHARS = frozenset("*?")
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,+@%=:-]*")
+# A Windows drive where a path may start: the argument itself, after `=` (--opt=C:/x), in a
+# list (a,C:/x), after `@` (response files). Not after `-`: `cut -d:` names no drive.
+_DRIVE = re.compile(r"(?:^|[=,:@\s])[A-Za-z]:")
+_SEPARATOR = re.compile(r"[/\\]")
+# `..`, and what Windows trims to it: trailing dots and spaces (`... `, `.. `).
+_PARENT = re.compile(r"[. ]*\.\.[. ]*")
 _COUNT = re.compile(r"[+-]?[0-9]+[A-Za-z]*")  # head/tail -n/-c values; rejects `tail -cf`
 
 Word = list[tuple[str, bool]]  # (character, was it quoted); ("", True) marks quotes
@@ -327,9 +336,23 @@ def _search_path_is_trusted(ws: str) -> bool:
 
 
 def _stays_inside(arg: str, ws: str) -> bool:
-    if arg.startswith(("/", "~")) or ".." in arg.split("/"):
+    if _DRIVE.search(arg):
+        return False
+    paths = [arg, arg.partition("=")[2]] if arg.startswith("-") else [arg]
+    if any(_leads_out(path) for path in paths):
         return False
     return _is_within(os.path.realpath(os.path.join(ws, arg)), ws)
+
+
+def _leads_out(path: str) -> bool:
+    """Absolute (`/x`, `\\x`, `\\\\server\\share`), home (`~`) or up (`..`, also `a\\..`)."""
+    if path.startswith(("/", "\\", "~")):
+        return True
+    return any(_PARENT.fullmatch(part) for part in _SEPARATOR.split(path))
+
+
+def _names_a_drive(value: str) -> bool:
+    return _DRIVE.match(value) is not None or value.startswith("\\")
 
 
 def _expand(word: Word, ws: str) -> list[str] | None:
@@ -425,7 +448,7 @@ def _option_width(prog: Program, arg: str, following: list[str]) -> int | None:
     for j, c in enumerate(arg[1:], start=2):
         if c in prog.values:
             attached = arg[j:]
-            if attached and not prog.attached:
+            if attached and (not prog.attached or _names_a_drive(attached)):
                 return None
             return _value_width(prog, attached or None, following)
         if c not in prog.flags:

@@ -3,19 +3,29 @@
 A rule is `TOOL` (every call of that tool) or `TOOL(PATTERN)`, the pattern
 matched against the call's subject: the command for `exec_shell_command`,
 the workspace-relative path for file tools. In a path pattern `*` stays in
-one name and `**` crosses folders; in a command pattern `*` is any text.
+one name and `**` crosses folders. A command pattern is matched against one
+simple command written the way `shell_line` shows it (`python3 -c 'print(1)'`,
+however it was quoted): `*` is any text, a trailing ` *` may also be nothing,
+and what is inside quotes, or written `\\*`, is literal.
 Deny wins over allow, whatever the scopes.
 
-An allow rule never covers a compound command: `pytest *` must not allow
-`pytest; rm -rf ~`. A deny rule is checked against every simple command of a
-line, so `rm *` also denies `ls && rm x`, `echo $(rm x)`, `FOO=1 /bin/rm x`,
-`sudo rm x` and `sh -c 'rm x'`. Deny rules are a guard rail, not a sandbox: a
-program can always be reached some way no pattern foresees.
+A line is allowed only if every simple command of it is matched by an allow
+rule: `pytest *` allows `pytest -q`, not `pytest; rm -rf ~`, and with `echo *`
+too it allows `pytest -q && echo done`. A line `shell_line` cannot split
+exactly (`$(…)`, a redirection to a file, `if`...) is allowed by no command
+pattern. "Always" on a card offers one rule per simple command, one a line
+(`suggest_rule`), and `RuleSet.add` takes that text as it is.
+
+A deny rule is checked against every simple command of a line, so `rm *` also
+denies `ls && rm x`, `echo $(rm x)`, `FOO=1 /bin/rm x`, `sudo rm x` and
+`sh -c 'rm x'`. Deny rules are a guard rail, not a sandbox: a program can
+always be reached some way no pattern foresees.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -25,12 +35,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
+from agent_cli.policy import shell_line
+from agent_cli.policy.suggest import command_patterns
 from agent_cli.tools.workspace import OutsideWorkspace, Workspace
 
 Scope = Literal["config", "conversation", "project", "everywhere"]
 SHELL_TOOL = "exec_shell_command"
-# Characters that make a command more than one simple command (or hide one).
-_COMPOUND = re.compile(r"[;&|`$<>(){}\n\r\\]")
 # Where a simple command may start inside a line: separators, substitutions, groups.
 _SEPARATORS = re.compile(r"\|\||&&|\$\(|[;&|\n\r`(){}]")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -42,6 +52,11 @@ _WRAPPERS = frozenset(
 _SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh"))
 _MAX_NESTING = 3  # sh -c "sudo sh -c '...'" levels looked into
 _WRAPPER_WORDS = 6  # a wrapper's own options and values before the command it runs
+# What a card says when "always" has no rule to offer for a command line.
+NO_RULE = (
+    "No rule can allow this line: it has a redirection to a file, a substitution or other "
+    "shell syntax a rule cannot check. It can be allowed once; a rule may still be typed."
+)
 _RULE = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 
@@ -52,9 +67,11 @@ class Rule(NamedTuple):
     @classmethod
     def parse(cls, text: str) -> Rule:
         match = _RULE.match(text)
-        if match is None:
+        # `TOOL()` is refused rather than read as every call of TOOL.
+        if match is None or (match.group(2) is not None and not match.group(2).strip()):
             raise ValueError(f"{text!r} is not a rule: write TOOL or TOOL(PATTERN)")
-        return cls(match.group(1), match.group(2).strip() if match.group(2) else None)
+        pattern = match.group(2)
+        return cls(match.group(1), pattern.strip() if pattern is not None else None)
 
     def __str__(self) -> str:
         return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
@@ -87,21 +104,30 @@ class RuleSet:
                     self._rules.append((verdict, Rule.parse(text), scope))
 
     def match(self, tool: str, args: Mapping[str, Any]) -> tuple[str, str] | None:
-        """("deny"|"allow", "RULE (scope)") for the first deny, else the first allow."""
+        """("deny"|"allow", "RULE (scope)") for the first deny, else the first allow.
+
+        A command line is matched when each of its simple commands is; the answer then
+        names every rule it took, `R1 + R2 (scope)`.
+        """
         subject = self._subject(tool, args)
-        for wanted in ("deny", "allow"):
-            for verdict, rule, scope in self._rules:
-                if verdict == wanted and _matches(rule, tool, subject, verdict):
-                    return verdict, f"{rule} ({scope})"
-        return None
+        for verdict, rule, scope in self._rules:
+            if verdict == "deny" and _denies(rule, tool, subject):
+                return verdict, f"{rule} ({scope})"
+        rules = [(r, s) for v, r, s in self._rules if v == "allow" and r.tool == tool]
+        used = _covering(rules, tool, subject)
+        return ("allow", _describe(used, "")) if used else None
 
     def add(self, text: str, scope: Scope) -> None:
-        """Add an allow rule chosen with "always"; project and everywhere are persisted."""
-        rule = Rule.parse(text)
+        """Add the allow rules chosen with "always", one a line (`suggest_rule` offers one per
+        simple command of a line); all or none: a rule that cannot be read adds nothing.
+        Project and everywhere rules are persisted."""
+        rules = [Rule.parse(line) for line in split_rules(text)]
+        if not rules:
+            raise ValueError("No rule was given: write TOOL or TOOL(PATTERN), one a line")
         if scope in ("project", "everywhere"):  # kept first: a rule that cannot be is not used
-            saved = [*self._load(scope), ("allow", str(rule))]
+            saved = [*self._load(scope), *(("allow", str(rule)) for rule in rules)]
             self._save(scope, saved)
-        self._rules.append(("allow", rule, scope))
+        self._rules += [("allow", rule, scope) for rule in rules]
 
     def _subject(self, tool: str, args: Mapping[str, Any]) -> str | None:
         if tool == SHELL_TOOL:
@@ -145,7 +171,12 @@ class RuleSet:
         os.replace(tmp, path)
 
 
-def _matches(rule: Rule, tool: str, subject: str | None, verdict: str) -> bool:
+def split_rules(text: str) -> list[str]:
+    """The rules in a suggestion or an answer: one a line, blank lines left out."""
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _denies(rule: Rule, tool: str, subject: str | None) -> bool:
     if rule.tool != tool:
         return False
     if rule.pattern is None:
@@ -154,11 +185,51 @@ def _matches(rule: Rule, tool: str, subject: str | None, verdict: str) -> bool:
         return False
     if tool != SHELL_TOOL:
         return _path_pattern(rule.pattern).fullmatch(subject) is not None
+    # Any simple command of the line, and the line as a whole, loosely and exactly split.
     pattern = _command_pattern(rule.pattern)
-    if verdict == "allow":
-        return _COMPOUND.search(subject) is None and pattern.fullmatch(_words(subject)) is not None
-    # Deny: any simple command of the line, and the line as a whole.
-    return any(pattern.fullmatch(words) for words in _simple_commands(subject))
+    exact = shell_line.parse(subject) or []
+    seen = [*_simple_commands(subject), *(shell_line.shown(command) for command in exact)]
+    return any(pattern.fullmatch(words) for words in seen)
+
+
+def _covering(
+    rules: list[tuple[Rule, Scope]], tool: str, subject: str | None
+) -> list[tuple[Rule, Scope]]:
+    """The first of RULES that allows the call; for a command line, the first for each of
+    its simple commands. [] if some part is allowed by none."""
+    if tool != SHELL_TOOL:
+        for rule, scope in rules:
+            if rule.pattern is None or (
+                subject is not None and _path_pattern(rule.pattern).fullmatch(subject)
+            ):
+                return [(rule, scope)]
+        return []
+    commands = shell_line.parse(subject) if subject is not None else None
+    if commands is None:  # not a line we can split: only a rule for every command allows it
+        return [(rule, scope) for rule, scope in rules if rule.pattern is None][:1]
+    used: list[tuple[Rule, Scope]] = []
+    for command in commands:
+        shown = shell_line.shown(command)
+        found = next(
+            (
+                (rule, scope)
+                for rule, scope in rules
+                if rule.pattern is None or _command_pattern(rule.pattern).fullmatch(shown)
+            ),
+            None,
+        )
+        if found is None:
+            return []
+        if found not in used:
+            used.append(found)
+    return used
+
+
+def _describe(used: list[tuple[Rule, Scope]], mark: str) -> str:
+    """`R (scope)`, `R1 + R2 (scope)`, or each with its own scope if they differ."""
+    if len({scope for _, scope in used}) == 1:
+        return " + ".join(str(rule) for rule, _ in used) + f"{mark} ({used[0][1]})"
+    return " + ".join(f"{rule}{mark} ({scope})" for rule, scope in used)
 
 
 def _words(command: str) -> str:
@@ -205,13 +276,45 @@ def _unwrapped(words: list[str], depth: int) -> list[str]:
     return found
 
 
+@functools.lru_cache(maxsize=512)
 def _command_pattern(pattern: str) -> re.Pattern[str]:
-    # "pytest *" also matches plain "pytest": the trailing " *" may be empty.
-    words = " ".join(pattern.split())
-    tail = words.endswith(" *")
-    body = words[:-2] if tail else words
-    regex = ".*".join(re.escape(piece) for piece in body.split("*"))
-    return re.compile(regex + ("(?: .*)?" if tail else ""), re.DOTALL)
+    """Unquoted `*` is any text and `\\*` a star; quoted text (`'…'`, `"…"`, `$'…'`) is
+    literal; unquoted blanks are one space. "pytest *" also matches plain "pytest"."""
+    pieces: list[str] = []  # regex pieces; " " and ".*" stand for unquoted blank and star
+    text = pattern.strip()
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c in " \t\n":
+            while i + 1 < len(text) and text[i + 1] in " \t\n":
+                i += 1
+            pieces.append(" ")
+        elif c == "*":
+            pieces.append(".*")
+        elif c == "\\" and text[i + 1 : i + 2] in ("*", "\\"):
+            pieces.append(re.escape(text[i + 1]))
+            i += 1
+        elif c in "'\"" or text.startswith("$'", i):
+            end = _quote_end(text, i)
+            pieces.append(re.escape(text[i:end]))
+            i = end - 1
+        else:
+            pieces.append(re.escape(c))
+        i += 1
+    if pieces[-2:] == [" ", ".*"]:
+        pieces[-2:] = ["(?: .*)?"]
+    return re.compile("".join(pieces), re.DOTALL)
+
+
+def _quote_end(text: str, start: int) -> int:
+    """Just past the quoted part that starts at START (to the end if it is never closed)."""
+    if text[start] == "$":  # $'…' where \' does not close
+        i = start + 2
+        while i < len(text) and text[i] != "'":
+            i += 2 if text[i] == "\\" else 1
+        return min(i + 1, len(text))
+    end = text.find(text[start], start + 1)
+    return len(text) if end < 0 else end + 1
 
 
 def _path_pattern(pattern: str) -> re.Pattern[str]:
@@ -237,16 +340,12 @@ def _path_pattern(pattern: str) -> re.Pattern[str]:
 
 
 def suggest_rule(tool: str, args: Mapping[str, Any], workspace: Workspace) -> str:
-    """A rule generalised from a call: the program and first argument, or the file's folder."""
+    """The rules "always" offers, one a line: for a command one per simple command of the
+    line, generalised as `suggest.command_patterns` says ("" when no rule could allow the
+    line: see `shell_line`); for a file tool the file's folder."""
     if tool == SHELL_TOOL:
-        try:
-            words = shlex.split(str(args.get("command", "")))
-        except ValueError:
-            words = []
-        if not words:
-            return tool
-        head = " ".join(words[:2])
-        return f"{tool}({head} *)" if len(words) > 2 else f"{tool}({head})"
+        patterns = command_patterns(str(args.get("command", "")))
+        return "\n".join(f"{tool}({pattern})" for pattern in patterns)
     path = args.get("path")
     if isinstance(path, str):
         try:

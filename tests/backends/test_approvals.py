@@ -188,7 +188,8 @@ async def test_commands_show_the_command_and_folder_and_reads_need_no_card(tmp_p
     assert len(h.cards) == 1
     card = h.cards[0]
     assert card.kind == "command" and card.command == "echo hi > out.txt"
-    assert card.cwd == str(tmp_path) and card.suggested_rule == "exec_shell_command(echo hi *)"
+    assert card.cwd == str(tmp_path)
+    assert card.suggested_rule == ""  # no rule could allow a redirection to a file
     assert (tmp_path / "out.txt").read_text() == "hi\n"
     assert h.checkpoints == [h.tool_items()[1].title]  # only the change was checkpointed
     assert "[exit code: 0]" in h.tool_items()[0].result

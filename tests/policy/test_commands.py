@@ -546,6 +546,9 @@ GLOB_TRAPS = [
     ("\u00e9", "cat ?"),
     ("ab\u00e9", "cat ab??"),
     ("a\nb", "cat a*"),
+    ("C:x", "cat *"),  # a drive-relative path to Cygwin or MSYS
+    ("c:", "ls *"),
+    ("a=D:", "cat *"),
 ]
 
 
@@ -555,6 +558,77 @@ def test_glob_that_picks_up_an_option_like_name_is_not_read_only(
 ) -> None:
     (ws / trap).write_text("x")
     assert not is_read_only(command, ws)
+
+
+# Under Cygwin, MSYS or Git Bash `sh` takes Windows paths: a drive, a UNC share, a
+# backslash as a folder separator. Each of these leads out of the workspace there.
+WINDOWS_ESCAPES = [
+    "cat C:/Users/me/secret.txt",
+    "ls C:/Users",
+    "ls c:",
+    "ls C:",
+    "cat 'C:\\x'",
+    "cat 'c:\\Windows\\win.ini'",
+    "cat D:foo",
+    "ls z:.",
+    "cat -- C:x",
+    "cat a.txt C:/x",
+    "echo C:",
+    "grep foo C:/x",
+    "grep -r foo d:",
+    "grep -rn --include=C:/x foo .",
+    "grep --exclude-dir=D: -r foo .",
+    "grep --exclude-dir=C:\\ -r foo .",
+    "ls --sort=C:/x",
+    "grep -eC:/x a.txt",
+    "grep -e C:/x a.txt",
+    "grep -ie 'C:\\x' a.txt",
+    "sort -tC: a.txt",
+    "ls 'a,C:/x'",
+    "ls 'a:C:/x'",
+    "grep foo 'x C:/y'",
+    "grep foo @C:/list",
+    "cat '\\\\server\\share\\x'",
+    "cat '\\\\?\\C:\\x'",
+    "cat '\\\\.\\pipe\\x'",
+    "cat '\\Windows\\win.ini'",
+    "cat //server/share/x",
+    "cat 'src\\..\\..\\secret.txt'",
+    "ls 'src\\..'",
+    "ls '..\\outside'",
+    "ls 'a/..\\..'",
+    "ls '.. '",
+    "ls '...'",
+    "ls 'src/... /x'",
+    "grep -r --include=../x foo .",
+    "grep -r --exclude-dir=/etc foo .",
+    "grep -r --exclude-dir=~ foo .",
+    "grep -r '--exclude-dir=\\x' foo .",
+]
+
+
+@pytest.mark.parametrize("command", WINDOWS_ESCAPES)
+def test_drives_shares_and_backslash_paths_are_not_read_only(ws: Path, command: str) -> None:
+    assert not is_read_only(command, ws)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cut -d: -f1 a.txt",  # `-d:` is a delimiter, after `-`: no drive
+        "sort -t: -k2 a.txt",
+        "grep ':' a.txt",
+        "grep 'TODO:' a.txt",
+        "grep -n 'key: value' a.txt",
+        "stat -c %n:%s a.txt",
+        "grep 'a\\.b' a.txt",
+        "find . -printf '%p\\n'",
+        "cut -d/ -f1 a.txt",
+        "grep -rn --include='*.py' main .",
+    ],
+)
+def test_colons_and_backslashes_that_name_no_path_stay_read_only(ws: Path, command: str) -> None:
+    assert is_read_only(command, ws)
 
 
 @pytest.mark.parametrize(

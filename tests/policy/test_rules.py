@@ -168,3 +168,84 @@ def test_suggested_rules_generalise_the_call(ws):
 def test_a_bad_rule_in_config_is_a_clear_error(ws):
     with pytest.raises(ValueError, match="not a rule"):
         RuleSet(ws, allow=("exec shell(",))
+
+
+@pytest.mark.parametrize(
+    ("command", "allowed"),
+    [
+        ("pytest -q && echo done", True),
+        ("echo start; pytest -q\necho done", True),
+        ("pytest -q 2>&1 | echo", True),
+        ("pytest -q | tail -5", False),
+        ("pytest && rm -rf x", False),
+        ("pytest || rm -rf x", False),
+        ("pytest; echo $(rm x)", False),
+        ("pytest & echo", False),
+        ("pytest && echo > out.txt", False),
+        ("if pytest; then echo ok; fi", False),
+        ("pytest -k 'a; rm -rf x'", True),  # one argument of pytest: sh runs no rm
+    ],
+)
+def test_a_line_is_allowed_only_when_every_simple_command_is(ws, command, allowed):
+    rules = RuleSet(ws, allow=("exec_shell_command(pytest *)", "exec_shell_command(echo *)"))
+    assert (rules.match("exec_shell_command", cmd(command)) is not None) is allowed
+
+
+def test_a_compound_match_names_every_rule_it_took_and_their_scopes(ws):
+    rules = RuleSet(ws, allow=("exec_shell_command(pytest *)",))
+    rules.add("exec_shell_command(echo *)", "conversation")
+    assert rules.match("exec_shell_command", cmd("pytest -q && pytest -x")) == (
+        "allow",
+        "exec_shell_command(pytest *) (config)",
+    )
+    assert rules.match("exec_shell_command", cmd("pytest && echo ok")) == (
+        "allow",
+        "exec_shell_command(pytest *) (config) + exec_shell_command(echo *) (conversation)",
+    )
+
+
+def test_a_deny_rule_still_wins_over_allows_for_each_part(ws):
+    rules = RuleSet(ws, allow=("exec_shell_command(*)",), deny=("exec_shell_command(rm *)",))
+    assert rules.match("exec_shell_command", cmd("echo a && rm -rf x"))[0] == "deny"
+    assert rules.match("exec_shell_command", cmd("echo a && ls"))[0] == "allow"
+
+
+def test_add_takes_one_rule_a_line_and_keeps_each(ws, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("rules")
+    text = "exec_shell_command(python3 -c 'print(1)')\n\nexec_shell_command(echo done)\n"
+    RuleSet(ws, folder=folder).add(text, "project")
+    again = RuleSet(ws, folder=folder)
+    assert again.match("exec_shell_command", cmd("echo done"))[1] == (
+        "exec_shell_command(echo done) (project)"
+    )
+    assert again.match("exec_shell_command", cmd("python3 -c 'print(1)' && echo done"))
+
+
+def test_add_keeps_none_of_the_rules_if_one_cannot_be_read(ws, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("rules")
+    rules = RuleSet(ws, folder=folder)
+    for bad in ("exec_shell_command(ls)\nnot a rule (", "", "\n  \n", "exec_shell_command()"):
+        with pytest.raises(ValueError, match="rule"):
+            rules.add(bad, "project")
+    assert rules.match("exec_shell_command", cmd("ls")) is None
+    assert not list(folder.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("pattern", "command", "matches"),
+    [
+        ("python3 -c 'print(2*3)'", "python3 -c 'print(2*3)'", True),
+        ("python3 -c 'print(2*3)'", "python3 -c 'print(2); x; (3)'", False),  # quoted: literal
+        (r"rm \*.pyc", "rm *.pyc", True),
+        (r"rm \*.pyc", "rm x.pyc", False),
+        ("rm *.pyc", "rm x.pyc", True),
+        ("echo 'a  b'", "echo 'a  b'", True),
+        ("echo 'a  b'", "echo 'a b'", False),
+        ("echo   a    *", "echo a b c", True),
+        ("python3 -c $'a\\nb'", "python3 -c 'a\nb'", True),
+        ("python3 -c $'a\\nb'", "python3 -c 'a b'", False),
+    ],
+)
+def test_command_patterns_quote_like_the_shell(ws, pattern, command, matches):
+    rules = RuleSet(ws, allow=(f"exec_shell_command({pattern})",))
+    assert (rules.match("exec_shell_command", cmd(command)) is not None) is matches

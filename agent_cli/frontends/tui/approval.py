@@ -37,6 +37,7 @@ from unidiff.patch import Hunk, Line
 from agent_cli.engine.approval import ApprovalRequest, Decision, Scope
 from agent_cli.frontends.tui.markdown_render import renderer_for
 from agent_cli.policy.modes import MODES
+from agent_cli.policy.rules import NO_RULE, split_rules
 
 Stage = Literal["card", "reason", "always", "hunks", "mode"]
 WIDE = 160  # columns from which two files side by side stay readable
@@ -221,8 +222,13 @@ class ApprovalScreen(ModalScreen[Decision]):
                 yield Static("Why not? The model reads this (Enter for no reason).")
                 yield Input(id="reason", placeholder="reason (optional)")
             with Vertical(id="always-panel", classes="panel"):
-                yield Static("Always allow calls matching this rule:")
-                yield Input(self.request.suggested_rule, id="rule")
+                yield Static(
+                    self._always_heading("Always allow calls matching this rule:"),
+                    id="always-heading",
+                )
+                # One field a rule: a compound line is offered one per simple command.
+                for n, rule in enumerate(split_rules(self.request.suggested_rule) or [""]):
+                    yield Input(rule, id="rule" if n == 0 else f"rule-{n + 1}", classes="rule")
                 yield OptionList(
                     *[Option(f"{key}  {SCOPE_TEXT[s]}", id=s) for key, s in SCOPES.items()],
                     id="scope",
@@ -236,6 +242,18 @@ class ApprovalScreen(ModalScreen[Decision]):
                 yield Static("Switch the conversation's mode:")
                 yield OptionList(*[Option(mode, id=mode) for mode in MODES], id="mode")
             yield Static(id="help")
+
+    def _always_heading(self, one: str) -> str:
+        """What "always" keeps: ONE rule, each rule of a compound line, or none at all."""
+        rules = split_rules(self.request.suggested_rule)
+        if not rules and self.request.kind == "command":
+            return NO_RULE
+        if len(rules) > 1:
+            return (
+                f"Every command of the line must match one of these {len(rules)} rules; "
+                "all of them are kept:"
+            )
+        return one
 
     def _subtitle(self) -> str:
         """What kind of call: an MCP server's tool (and its own claim), or the diff's size."""
@@ -394,15 +412,18 @@ class ApprovalScreen(ModalScreen[Decision]):
         event.stop()
         self._allow_always(next(s for s in SCOPES.values() if s == event.option.id))
 
-    @on(Input.Submitted, "#rule")
+    @on(Input.Submitted, ".rule")
     def _rule_given(self, event: Input.Submitted) -> None:
         event.stop()
         highlighted = self.query_one("#scope", OptionList).highlighted
         self._allow_always(list(SCOPES.values())[highlighted or 0])
 
     def _allow_always(self, scope: Scope) -> None:
-        rule = self.query_one("#rule", Input).value.strip() or self.request.suggested_rule
-        self._finish(Decision("always", rule=rule, scope=scope))
+        fields = self.query(".rule").results(Input)
+        typed = "\n".join(value for field in fields if (value := field.value.strip()))
+        rule = typed or self.request.suggested_rule
+        # No rule to keep (a line no rule can allow): the call is allowed once.
+        self._finish(Decision("always", rule=rule, scope=scope) if rule else Decision("yes"))
 
     def action_edit(self) -> None:
         if self.stage == "always":

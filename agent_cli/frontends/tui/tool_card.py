@@ -72,7 +72,7 @@ class ToolCard(Vertical, can_focus=True):
         icon, colour = STATES.get(item.state, ("•", "$foreground-muted"))
         extra = f" · MCP {item.mcp}" if item.mcp else ""
         if item.rule:
-            extra += f" · allowed by {item.rule}"
+            extra += f" · allowed by {' + '.join(item.rule.splitlines())}"
         return Content.from_markup(
             f"[{colour}]$icon[/] [b]$title[/b]  [$foreground-muted]$state$extra[/]",
             icon=icon,

@@ -124,6 +124,58 @@ async def test_always_with_an_edited_rule_and_the_highlighted_scope():
     assert decision == Decision("always", rule="write_file(src/*.py)", scope="project")
 
 
+COMPOUND_RULES = "exec_shell_command(python3 -c 'print(1)')\nexec_shell_command(echo done)"
+
+
+def compound_request(suggested: str = COMPOUND_RULES) -> ApprovalRequest:
+    item = ToolItem("exec_shell_command", "call-4", title="Run a line")
+    command = "python3 -c 'print(1)' && echo done"
+    return ApprovalRequest(item, "command", command=command, cwd="/w", suggested_rule=suggested)
+
+
+async def test_always_on_a_compound_line_shows_each_rule_and_keeps_them_all():
+    app = CardApp(compound_request)
+    async with app.run_test(size=(110, 44)) as pilot:
+        await pilot.press("a")
+        fields = [field.value for field in app.screen.query(".rule").results(Input)]
+        assert fields == COMPOUND_RULES.splitlines()
+        assert "must match one of these 2 rules" in text_of(app, "#always-heading")
+        await pilot.press("e")
+        await pilot.pause()
+        assert app.request is not None
+        assert await app.request.wait() == Decision(
+            "always", rule=COMPOUND_RULES, scope="everywhere"
+        )
+
+
+async def test_each_rule_of_a_compound_line_can_be_edited_and_a_blank_one_is_left_out():
+    edited = await answer(
+        "a",
+        "tab",
+        "tab",
+        "ctrl+u",
+        *"exec_shell_command(echo *)",
+        "enter",
+        build=compound_request,
+    )
+    first = "exec_shell_command(python3 -c 'print(1)')"
+    rule = f"{first}\nexec_shell_command(echo *)"
+    assert edited == Decision("always", rule=rule, scope="conversation")
+    blanked = await answer("a", "tab", "ctrl+u", "enter", build=compound_request)
+    assert blanked == Decision("always", rule="exec_shell_command(echo done)")
+
+
+async def test_always_with_no_rule_to_offer_says_so_and_allows_once():
+    app = CardApp(lambda: compound_request(suggested=""))
+    async with app.run_test(size=(110, 44)) as pilot:
+        await pilot.press("a")
+        assert "No rule can allow this line" in text_of(app, "#always-heading")
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.request is not None
+        assert await app.request.wait() == Decision("yes")
+
+
 async def test_picking_hunks_keeps_only_the_chosen_ones():
     assert await answer("h", "down", "space", "enter") == Decision("yes", hunks=(0, 2))
 
