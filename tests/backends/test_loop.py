@@ -17,6 +17,7 @@ from agent_cli.providers.base import Finished, TextDelta, ToolCallStarted
 from agent_cli.providers.scripted import answer, calls
 from agent_cli.tools.base import Effect, ToolContext, ToolResult, tool
 from tests.support.sessions import make_session
+from tests.support.waiting import FOREVER, eventually, within
 
 LOG: list[str] = []
 
@@ -255,24 +256,24 @@ async def test_stop_while_a_card_waits_denies_it_and_keeps_items(tmp_path):
 
 
 async def test_stop_during_streaming_keeps_the_partial_answer(tmp_path):
-    turn = [TextDelta("partial "), TextDelta("answer"), 5.0, Finished()]
-    session, _, _ = make_session(tmp_path, [turn])
+    turn = [TextDelta("partial "), TextDelta("answer"), FOREVER, Finished()]
+    session, _, rec = make_session(tmp_path, [turn])
     task = asyncio.ensure_future(session.send("hi"))
-    await asyncio.sleep(0.05)
+    await eventually(lambda: "".join(e.text for e in rec.of(Delta)) == "partial answer")
     session.stop()
-    result = await task
+    result = await within(task)  # only the stop ends the provider's wait
     assert result.reason is StopReason.STOPPED
     assistant = session.conversation.items[1]
     assert assistant.text == "partial answer" and not assistant.streaming
 
 
 async def test_stop_while_composing_closes_the_card(tmp_path):
-    turn = [ToolCallStarted(0, "c1", "note"), 5.0]
+    turn = [ToolCallStarted(0, "c1", "note"), FOREVER]
     session, _, _ = make_session(tmp_path, [turn], tools=[note])
     task = asyncio.ensure_future(session.send("hi"))
-    await asyncio.sleep(0.05)
+    await eventually(lambda: len(session.conversation.items) > 2, "the card")
     session.stop()
-    await task
+    await within(task)
     item = session.conversation.items[2]
     assert item.state == "error" and "stopped" in item.result
 

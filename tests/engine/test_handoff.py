@@ -11,6 +11,7 @@ from agent_cli.engine.items import AssistantItem, NoticeItem, SummaryItem, ToolI
 from agent_cli.errors import UsageError
 from agent_cli.providers.scripted import answer
 from tests.support.sessions import make_session
+from tests.support.waiting import FOREVER, eventually, within
 
 DIFF = "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,3 @@\n-x = 1\n+x = 2\n+y = 3\n z = 0\n"
 
@@ -117,12 +118,12 @@ async def test_an_agent_chosen_before_the_first_message_is_no_hand_off(tmp_path)
 
 
 async def test_no_switching_while_a_run_goes_on(tmp_path):
-    session, _, _ = make_session(tmp_path, [[5.0, *answer("slow")]])
+    session, _, _ = make_session(tmp_path, [[FOREVER, *answer("slow")]])
     import asyncio
 
     task = asyncio.ensure_future(session.send("take your time"))
-    await asyncio.sleep(0.05)
+    await eventually(lambda: session.running, "the run to start")
     with pytest.raises(UsageError, match="before switching"):
         await session.switch_agent("codex")
     session.stop()
-    await task
+    await within(task)

@@ -31,6 +31,8 @@ from tests.support.fake_openai import FakeOpenAI, text, tool_calls
 from tests.support.mcp_servers import SERVER
 from tests.support.processes import gone
 
+NO_LIMIT = 3_600_000  # an MCP entry's timeout_ms that no test waits out
+
 # ------------------------------------------------------------------ helpers
 
 
@@ -168,13 +170,14 @@ def test_an_mcp_server_dying_or_hanging_mid_call_is_an_error_result_and_started_
 def test_ctrl_c_during_a_hanging_mcp_call_exits_130_and_ends_the_server(
     workspace: Path, fake: FakeOpenAI, tmp_path: Path
 ):
-    pids = tmp_path / "pids.json"
-    add_mcp_server("f", "--pids", str(pids), "--child")  # the default timeout: 30 s
-    fake.add(tool_calls(("c1", "f_nap", '{"seconds": 120}')))
+    pids, naps = tmp_path / "pids.json", tmp_path / "naps"
+    # Only the Ctrl+C ends the call: an hour's nap, and no timeout before it.
+    add_mcp_server("f", "--pids", str(pids), "--child", "--naps", str(naps), timeout_ms=NO_LIMIT)
+    fake.add(tool_calls(("c1", "f_nap", '{"seconds": 3600}')))
     process = start_run(workspace, "take a nap", "--mode", "full", fake=fake)
     wait_until(lambda: fake.requests and pids.exists(), "the model's call")
     wait_until(lambda: "child" in json.loads(pids.read_text()), "the server's child")
-    time.sleep(0.5)  # the call is under way
+    wait_until(naps.exists, "the call to reach the server")
 
     stderr, took = interrupt(process)
 

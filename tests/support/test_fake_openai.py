@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import threading
-import time
 
 import httpx
 import pytest
 
 from tests.support.fake_openai import (
     EMPTY_QUEUE_MESSAGE,
+    WRITE_BLOCK,
     FakeOpenAI,
     chunk,
     frames,
@@ -20,6 +21,7 @@ from tests.support.fake_openai import (
     text,
     tool_calls,
 )
+from tests.support.waiting import FOREVER, GENEROUS, eventually_sync
 
 
 def data_frames(body: bytes) -> list[str]:
@@ -126,16 +128,19 @@ def test_models_listing_and_unknown_paths() -> None:
 def test_stop_leaves_no_threads_even_with_open_and_stalled_connections() -> None:
     before = set(threading.enumerate())
     fake = FakeOpenAI()
-    fake.add(raw(b"data: {}\n\n", stall=30.0))
-    with httpx.Client() as idle, httpx.Client(timeout=5.0) as stalled:
+    fake.add(raw(b"data: {}\n\n", stall=FOREVER))
+    with httpx.Client() as idle, httpx.Client(timeout=GENEROUS) as stalled:
         idle.get(f"{fake.base_url}/models")  # leaves a kept-alive connection open
         reader = threading.Thread(target=lambda: _read_until_closed(fake, stalled))
         reader.start()
-        time.sleep(0.1)
-        started = time.monotonic()
-        fake.stop()
-        reader.join(timeout=2.0)
-        assert time.monotonic() - started < 1.0
+        eventually_sync(lambda: fake.requests, "the stalled request to arrive")
+        # stop() breaks the stall (an hour long) and the connections: it returns, and the
+        # reader's response ends, long before the bound (only a hang gets near it).
+        stopper = threading.Thread(target=fake.stop)
+        stopper.start()
+        stopper.join(timeout=GENEROUS)
+        reader.join(timeout=GENEROUS)
+        assert not stopper.is_alive() and not reader.is_alive()
     left = [thread.name for thread in threading.enumerate() if thread not in before]
     assert left == [], f"threads still running after stop(): {left}"
 
@@ -146,11 +151,38 @@ def _read_until_closed(fake: FakeOpenAI, client: httpx.Client) -> None:
 
 
 def test_a_20000_delta_answer_is_served_quickly() -> None:
+    """In blocks of WRITE_BLOCK bytes, not one write (and packet) per delta: the cost of
+    serving a flood is a few writes, however many deltas it has."""
     scripted = text("x" * 20_000, chunks=20_000)
     with FakeOpenAI() as fake, httpx.Client() as client:
-        fake.add(scripted)
-        started = time.monotonic()
+        fake.add(scripted, scripted)
         response = post(fake, client)
-        elapsed = time.monotonic() - started
+        chunks = raw_chunks(fake)
     assert response.content == scripted.body
-    assert elapsed < 2.0
+    assert b"".join(chunks) == scripted.body
+    assert len(chunks) == -(-len(scripted.body) // WRITE_BLOCK) > 1
+    assert {len(piece) for piece in chunks[:-1]} == {WRITE_BLOCK}
+
+
+def raw_chunks(fake: FakeOpenAI) -> list[bytes]:
+    """The chunks of one chat answer as they come off the socket (chunked encoding)."""
+    address = httpx.URL(fake.base_url)
+    request = json.dumps({"model": "m1", "messages": []}).encode()
+    head = (
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: {address.host}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(request)}\r\n"
+        "Connection: close\r\n\r\n"
+    )
+    with socket.create_connection((address.host, address.port), timeout=GENEROUS) as sock:
+        sock.sendall(head.encode() + request)
+        received = b"".join(iter(lambda: sock.recv(1 << 16), b""))
+    headers, _, rest = received.partition(b"\r\n\r\n")
+    assert b"transfer-encoding: chunked" in headers.lower()
+    chunks = []
+    while True:
+        size_line, _, rest = rest.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            return chunks
+        chunks.append(rest[:size])
+        rest = rest[size + 2 :]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
+import threading
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -23,7 +24,8 @@ from agent_cli.tasks.schedule import parse
 from agent_cli.tasks.scheduler import claim, run_claimed, run_due
 from agent_cli.tasks.store import TaskStore, find
 from tests.support.cli import TIMEOUT
-from tests.support.fake_openai import FakeOpenAI, http_error, text, tool_calls
+from tests.support.fake_openai import FakeOpenAI, Scripted, http_error, text, tool_calls
+from tests.support.waiting import eventually_sync
 
 CLOCK = Clock()  # the real clock: these runs are real
 
@@ -171,15 +173,23 @@ def test_two_run_due_processes_at_once_run_a_task_once(
 def test_a_run_due_during_a_long_run_leaves_the_running_task_alone(
     store: TaskStore, workspace: Path, fake: FakeOpenAI
 ):
-    fake.add(text("Slow.", chunks=10).replace(split=150, delay=0.1))
+    # The answer starts, then waits for the test: the first run goes on until released.
+    answer = text("Slow.", chunks=10).body
+    cut = answer.index(b"\n\n") + 2
+    release = threading.Event()
+
+    def rest() -> Iterator[bytes]:
+        if release.wait(TIMEOUT):
+            yield answer[cut:]
+
+    fake.add(Scripted(answer[:cut], more=rest))
     task = add_task(store, workspace)
     command = [sys.executable, "-m", "agent_cli", "tasks", "run-due"]
     first = subprocess.Popen(command, cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + TIMEOUT
-    while not fake.requests and time.monotonic() < deadline:
-        time.sleep(0.05)
+    eventually_sync(lambda: fake.requests, "the first run's request")
     with store.editing() as tasks:  # make it due again while it runs
         tasks[0] = replace(stored_task(store), last_run=None, created=task.created)
     assert run_due(store, CLOCK, run_task) == []
+    release.set()
     assert first.wait(TIMEOUT) == 0
     assert len(fake.requests) == 1

@@ -30,6 +30,7 @@ from agent_cli.tools.environment import EnvironmentPolicy
 from agent_cli.tools.mcp import McpServers, McpTool, ServerConfig, to_result, tool_name
 from agent_cli.tools.workspace import Workspace
 from tests.support.mcp_servers import SERVER, stdio_args
+from tests.support.waiting import FOREVER, GENEROUS, eventually, within
 
 CTX = ToolContext(None)
 
@@ -110,21 +111,20 @@ async def test_stdio_server_tools_and_results(workspace: Path):
         await servers.aclose()
 
 
-async def test_a_stopped_call_is_cancelled_and_the_server_goes_on(workspace: Path):
-    servers = McpServers([stdio("s", timeout_ms=400)], workspace, os.environ)
+async def test_a_stopped_call_is_cancelled_and_the_server_goes_on(workspace: Path, tmp_path: Path):
+    naps = tmp_path / "naps"
+    servers = McpServers([stdio("s", "--naps", str(naps), timeout_ms=1000)], workspace, os.environ)
     try:
         found = by_name((await servers.tools())[0])
-        started = time.monotonic()
-        task = asyncio.ensure_future(call(found["s_nap"], seconds=20))
-        await asyncio.sleep(0.2)
+        task = asyncio.ensure_future(call(found["s_nap"], seconds=FOREVER))
+        await eventually(naps.exists, "the call to reach the server")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
-            await task
-        assert time.monotonic() - started < 2
+            await within(task)  # only the cancel ends an hour's nap
         assert (await call(found["s_echo"], text="still here")).text == "still here"
 
         slow = await call(found["s_nap"], seconds=5)  # longer than the entry's timeout_ms
-        assert slow.is_error and "did not answer within 0.4 s" in slow.text
+        assert slow.is_error and "did not answer within 1 s" in slow.text
         assert (await call(found["s_nap"], seconds=0.01)).text == "slept 0.01"
     finally:
         await servers.aclose()
@@ -158,35 +158,34 @@ async def test_close_ends_the_whole_process_group(workspace: Path, tmp_path: Pat
 
 async def test_closing_while_servers_start_ends_them_at_once(workspace: Path, tmp_path: Path):
     pids = tmp_path / "pids.json"
+    never = tmp_path / "never"  # the server waits for it to go on starting
     servers = McpServers(
-        [stdio("slow", "--pids", str(pids), "--slow", "30")], workspace, os.environ
+        [stdio("slow", "--pids", str(pids), "--wait-for", str(never))],
+        workspace,
+        os.environ,
+        start_timeout=FOREVER,  # nothing but the close ends the start
     )
     loading = asyncio.ensure_future(servers.tools())
-    while not pids.exists():
-        await asyncio.sleep(0.02)
-    started = time.monotonic()
-    await servers.aclose()
-    assert time.monotonic() - started < 3
+    await eventually(pids.exists, "the server to be spawned")
+    await within(servers.aclose())
     assert gone(json.loads(pids.read_text())["server"])
     tools, notices = await loading
     assert tools == [] and "'slow' was left out" in notices[0]
 
 
 async def test_servers_start_together(workspace: Path, tmp_path: Path):
-    """Two servers that each take 3 s to start: started one after the other, the second
-    would not even be spawned before the first had finished."""
+    """Two servers that each wait for a file before they finish starting: started one
+    after the other, the second would not even be spawned until the first had started,
+    and the file comes only once both have been."""
     files = [tmp_path / "a.json", tmp_path / "b.json"]
-    configs = [stdio(f.stem, "--pids", str(f), "--slow", "3") for f in files]
-    servers = McpServers(configs, workspace, os.environ)
+    go = tmp_path / "go"
+    configs = [stdio(f.stem, "--pids", str(f), "--wait-for", str(go)) for f in files]
+    servers = McpServers(configs, workspace, os.environ, start_timeout=GENEROUS)
     try:
         loading = asyncio.ensure_future(servers.tools())
-        while not files[0].exists() and not files[1].exists():
-            await asyncio.sleep(0.02)
-        first = time.monotonic()
-        while not all(f.exists() for f in files):
-            await asyncio.sleep(0.02)
-        assert time.monotonic() - first < 2.5, "the servers were started one at a time"
-        tools, notices = await loading
+        await eventually(lambda: all(f.exists() for f in files), "both servers to be spawned")
+        go.touch()
+        tools, notices = await within(loading)
         assert notices == [] and {"a_echo", "b_echo"} <= {t.name for t in tools}
     finally:
         await servers.aclose()
@@ -195,16 +194,14 @@ async def test_servers_start_together(workspace: Path, tmp_path: Path):
 async def test_slow_and_broken_servers_are_left_out_with_a_notice(workspace: Path, tmp_path: Path):
     pids = tmp_path / "pids.json"
     configs = [
-        stdio("slow", "--pids", str(pids), "--slow", "30"),
+        stdio("slow", "--pids", str(pids), "--wait-for", str(tmp_path / "never")),
         ServerConfig("missing", command=str(workspace / "no-such-program")),
         ServerConfig("chatty", command="/bin/sh", args=("-c", "echo hello; echo oops >&2")),
         ServerConfig("off", command="/bin/false", disabled=True),
     ]
     servers = McpServers(configs, workspace, os.environ, start_timeout=0.5)
-    started = time.monotonic()
     try:
-        tools, notices = await servers.tools()
-        assert time.monotonic() - started < 5
+        tools, notices = await within(servers.tools())  # only the start timeout ends 'slow'
         assert tools == []
         text = "\n".join(notices)
         assert "'slow' was left out: it did not start within 0.5 s" in text

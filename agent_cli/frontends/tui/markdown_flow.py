@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_right
+from collections.abc import Callable
 
 from rich.segment import Segment
 from rich.style import Style
@@ -47,24 +48,32 @@ STREAMING_RETRY_SECONDS = 0.2  # while text keeps coming, its own repaints come 
 FLOOD_RATE = 5_000  # characters a second: past any model's pace (a replay, a flood)
 
 
-class _Budget:
-    """How much Markdown rendering the current frame may still do."""
+class Budget:
+    """How much Markdown rendering the current frame may still do (`seconds` a frame).
 
-    def __init__(self) -> None:
+    The flows that share a budget read the time from its `clock`: a test drives
+    time with a budget of its own whose clock it moves by hand.
+    """
+
+    def __init__(
+        self, clock: Callable[[], float] = time.perf_counter, seconds: float = RENDER_BUDGET
+    ) -> None:
+        self.clock = clock
+        self.seconds = seconds
         self.start = 0.0
         self.spent = 0.0
 
     def allows(self) -> bool:
-        now = time.perf_counter()
+        now = self.clock()
         if now - self.start - self.spent > FRAME_WINDOW:
             self.start, self.spent = now, 0.0
-        return self.spent < RENDER_BUDGET
+        return self.spent < self.seconds
 
     def spend(self, seconds: float) -> None:
         self.spent += seconds
 
 
-BUDGET = _Budget()
+BUDGET = Budget()  # shared by every flow of the app
 
 
 class _Block:
@@ -111,8 +120,16 @@ class MarkdownFlow(Widget):
     # measured the new size has already placed everything.
     virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
 
-    def __init__(self, text: str = "", *, streaming: bool = False, classes: str = "") -> None:
+    def __init__(
+        self,
+        text: str = "",
+        *,
+        streaming: bool = False,
+        classes: str = "",
+        budget: Budget = BUDGET,
+    ) -> None:
         super().__init__(classes=classes)
+        self._budget = budget  # the render budget, and the clock the flow reads
         self._blocks: list[_Block] = []
         self._tail = ""
         self._length = 0  # characters received, to check the final text against
@@ -169,7 +186,7 @@ class MarkdownFlow(Widget):
             return
         self._length += len(text)
         split = split_blocks(self._tail + text)
-        now = time.perf_counter()
+        now = self._budget.clock()
         if len(text) > FLOOD_RATE * (now - self._appended):
             self._flood_until = now + SETTLE_SECONDS
         self._appended = now
@@ -297,8 +314,8 @@ class MarkdownFlow(Widget):
         local = y - self._offsets[index]
         if block.lines is None or block.width != width:
             renderer = renderer_for(self.app)
-            wait = max(block.settled, self._flood_until) - time.perf_counter()
-            if wait > 0 or not BUDGET.allows():
+            wait = max(block.settled, self._flood_until) - self._budget.clock()
+            if wait > 0 or not self._budget.allows():
                 self._retry(max(wait, RETRY_SECONDS))
                 return self._plain_strip(block, local, width, renderer)
             self._render(block, width, renderer)
@@ -317,11 +334,12 @@ class MarkdownFlow(Widget):
 
     def _render(self, block: _Block, width: int, renderer: Renderer) -> None:
         estimated = block.height(width)
-        started = time.perf_counter()
+        clock = self._budget.clock
+        started = clock()
         block.lines = renderer.markdown(block.source, width)
         block.width = width
         block.final.clear()
-        BUDGET.spend(time.perf_counter() - started)
+        self._budget.spend(clock() - started)
         if len(block.lines) != estimated and not self._relayout_pending:
             # The lines below move: lay out again after this frame (not in the middle of it).
             self._relayout_pending = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,9 +12,18 @@ import pytest
 from agent_cli import wiring
 from agent_cli.frontends.interactive import Interactive
 from agent_cli.frontends.tui.app import AgentApp
+from agent_cli.frontends.tui.markdown_flow import BUDGET
 from agent_cli.settings import Settings, load_settings
 from agent_cli.wiring import Opening
 from tests.support.fake_openai import FakeOpenAI
+
+
+@pytest.fixture(autouse=True)
+def unhurried_rendering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every block of the app renders in the first frame that shows it. How many blocks a
+    frame's render budget covers depends on how busy the machine is, never on what a
+    test looks at (test_markdown_flow drives a budget of its own, with its own clock)."""
+    monkeypatch.setattr(BUDGET, "seconds", math.inf)
 
 
 @pytest.fixture

@@ -44,7 +44,7 @@ async def until(pilot: Pilot, condition: object, timeout: float = RUN_TIMEOUT) -
 async def settle(pilot: Pilot, app: AgentApp) -> None:
     """Wait until no run goes on and every event has reached the screen."""
     await until(pilot, lambda: not app.session.running and not app.feed.dirty)
-    await pilot.pause(0.1)
+    await pilot.pause()  # the last batch mounts, lays out and paints
     await pilot.pause()
 
 

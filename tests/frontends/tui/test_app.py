@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from textual.widgets import Static
@@ -13,8 +15,16 @@ from agent_cli.frontends.tui.assistant_view import AssistantView
 from agent_cli.frontends.tui.notice_view import NoticeView
 from agent_cli.frontends.tui.tool_card import ToolCard
 from agent_cli.wiring import Opening
-from tests.frontends.tui.support import SIZE, Events, send, settle, shown_text, until
-from tests.support.fake_openai import FakeOpenAI, chunk, frames, raw, text, tool_calls
+from tests.frontends.tui.support import (
+    RUN_TIMEOUT,
+    SIZE,
+    Events,
+    send,
+    settle,
+    shown_text,
+    until,
+)
+from tests.support.fake_openai import FakeOpenAI, Scripted, chunk, frames, raw, text, tool_calls
 
 ANSWER = (
     "Here is the plan.\n\n"
@@ -22,6 +32,16 @@ ANSWER = (
     "```python\ndef greet(name):\n    return f'hello {name}'\n```\n\n"
     "That is **all** for now."
 )
+
+
+def call_in_steps(scripted: Scripted) -> tuple[Scripted, list[bytes], bytes]:
+    """A tool-call answer as its opening, one SSE event per tool-call fragment, and the
+    rest (finish reason, usage, [DONE]) in one piece."""
+    events = [event + b"\n\n" for event in scripted.body.split(b"\n\n") if event]
+    calls = [i for i, event in enumerate(events) if b'"tool_calls": [' in event]
+    first, last = calls[0], calls[-1]
+    opening = scripted.replace(body=b"".join(events[:first]))
+    return opening, events[first : last + 1], b"".join(events[last + 1 :])
 
 
 async def test_a_streamed_answer_appears_as_markdown(app: AgentApp, fake: FakeOpenAI):
@@ -374,20 +394,34 @@ async def test_a_card_shows_its_title_and_bytes_while_composing_then_denied_and_
     from agent_cli.frontends.tui.approval import ApprovalScreen
 
     arguments = json.dumps({"path": "a.txt", "content": "x" * 3000})
-    slow = tool_calls(("c1", "write_file", arguments)).replace(split=60, delay=0.02)
+    # The call's fragments go out one at a time, each once the card has shown the last.
+    gate = threading.Semaphore(0)
+    opening, fragments, ending = call_in_steps(tool_calls(("c1", "write_file", arguments)))
+
+    def released() -> Iterator[bytes]:
+        for piece in [*fragments, ending]:
+            if not gate.acquire(timeout=RUN_TIMEOUT):
+                return  # the test gave up: end the stream
+            yield piece
+
     missing = tool_calls(("c2", "read_file", json.dumps({"path": "missing.txt"})))
-    fake.add(slow, text("Not written."), missing, text("No such file."))
+    fake.add(opening.replace(more=released), text("Not written."), missing, text("No such file."))
     headers: list[str] = []
+
+    def header() -> str:
+        cards = list(app.transcript.query(ToolCard))
+        return str(cards[0].header.render()) if cards else ""
+
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, app, "write it")
-        while not isinstance(app.screen, ApprovalScreen):
-            for card in app.transcript.query(ToolCard):
-                shown = str(card.header.render())
-                if not headers or headers[-1] != shown:
-                    headers.append(shown)
-            await pilot.pause(0.01)
+        for _ in fragments:
+            gate.release()
+            await until(pilot, lambda: header() != (headers[-1] if headers else ""))
+            headers.append(header())
+        gate.release()  # the end of the answer: the card asks
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         composing = [h for h in headers if "composing" in h]
-        assert len(composing) >= 3, headers
+        assert len(composing) == len(fragments) >= 3, headers
         assert "Write a.txt" in composing[-1], "the title follows the arguments"
         sizes = [h.rpartition("· ")[2] for h in composing]
         assert sizes[-1].endswith("KB") and len(set(sizes)) == len(sizes), "the bytes grow"

@@ -19,6 +19,7 @@ from agent_cli.engine.approval import ApprovalRequest, Decision
 from agent_cli.engine.items import ToolItem
 from agent_cli.frontends.tui import themes
 from agent_cli.frontends.tui.approval import NO_HUNKS, TO_READ_ONLY, ApprovalScreen
+from tests.frontends.tui.support import until
 
 BEFORE = "".join(f"line_{n:02} = {n}\n" for n in range(1, 41))
 # Three changes far enough apart (lines 5, 20, 35) to give three separate hunks.
@@ -285,8 +286,7 @@ async def test_a_request_answered_elsewhere_closes_the_card():
         await pilot.pause()
         assert app.request is not None
         app.request.resolve(Decision("yes", hunks=(1,)))
-        await pilot.pause(0.3)
-        assert not isinstance(app.screen, ApprovalScreen)
+        await until(pilot, lambda: not isinstance(app.screen, ApprovalScreen))  # its own poll
         assert await app.request.wait() == Decision("yes", hunks=(1,))
 
 

@@ -2,58 +2,111 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
+from textual.pilot import Pilot
 
-from agent_cli.frontends.tui.markdown_flow import SETTLE_SECONDS, MarkdownFlow
+from agent_cli.frontends.tui.markdown_flow import (
+    FRAME_WINDOW,
+    SETTLE_SECONDS,
+    Budget,
+    MarkdownFlow,
+)
 from agent_cli.frontends.tui.markdown_render import renderer_for
+from tests.frontends.tui.support import until
 
 PARAGRAPH = "Some **bold** words in a paragraph that goes on for a while. " * 6
+STEP = 0.02  # seconds between two pieces of a flood, on the test's clock
+
+
+class Clock:
+    """Time that moves only when the test moves it (the flow's render budget reads it)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0  # as a monotonic clock would read, long after it started
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
 
 
 class Host(App[None]):
+    def __init__(self, clock: Clock) -> None:
+        super().__init__()
+        self.budget = Budget(clock)
+
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield MarkdownFlow(streaming=True)
+            yield MarkdownFlow(streaming=True, budget=self.budget)
+
+
+async def frame(pilot: Pilot[None], flow: MarkdownFlow) -> str:
+    """Let the app handle what is pending and paint, then the text of the flow's lines."""
+    await pilot.pause()
+    return "\n".join(strip.text for strip in flow.render_lines(flow.region))
 
 
 async def test_a_flood_renders_no_block_until_it_ends_then_what_is_shown():
-    app = Host()
+    clock = Clock()
+    app = Host(clock)
     async with app.run_test(size=(100, 30)) as pilot:
         flow = app.query_one(MarkdownFlow)
         text = ""
-        deadline = asyncio.get_running_loop().time() + SETTLE_SECONDS * 3
-        while asyncio.get_running_loop().time() < deadline:  # ~10,000 characters a second
+        for _ in range(round(SETTLE_SECONDS * 3 / STEP)):  # ~37,000 characters a second
             piece = f"{PARAGRAPH}\n\n" * 2
             flow.append(piece)
             text += piece
-            await pilot.pause(0.02)
+            clock.advance(STEP)
+            shown = await frame(pilot, flow)
+            assert flow.rendered_count == 0 and "**bold**" in shown, "a block rendered mid-flood"
         assert flow.block_count > 10
-        assert flow.rendered_count == 0  # longer than SETTLE_SECONDS, yet nothing rendered
-        assert "**bold**" in "\n".join(s.text for s in flow.render_lines(flow.region))
+        # Three times SETTLE_SECONDS of flood has gone by, yet nothing rendered.
         flow.finish(text)
-        await pilot.pause(0.1)
-        await pilot.pause()
+        shown = await frame(pilot, flow)
         assert flow.rendered_count > 0  # the flood is over: what is on screen renders
-        assert "**bold**" not in "\n".join(s.text for s in flow.render_lines(flow.region))
+        assert "**bold**" not in shown
 
 
 async def test_at_a_models_pace_a_finished_block_renders_while_streaming():
-    app = Host()
+    clock = Clock()
+    app = Host(clock)
     async with app.run_test(size=(100, 30)) as pilot:
         flow = app.query_one(MarkdownFlow)
         flow.append("A **first** paragraph.\n\n")
+        await frame(pilot, flow)
+        assert flow.rendered_count == 0, "rendered before it had settled"
         for word in ("and", "a", "second", "one", "that", "is", "still", "being", "written"):
-            await pilot.pause(0.05)  # ~20 words a second
+            clock.advance(0.05)  # ~20 words a second
             flow.append(word + " ")
-        await pilot.pause(SETTLE_SECONDS + 0.3)
+            await frame(pilot, flow)
+        clock.advance(SETTLE_SECONDS)  # a pause: what repaints now is the flow's own retry
+        await until(pilot, lambda: flow.rendered_count == 1)
+        shown = await frame(pilot, flow)
         assert flow.streaming and flow.rendered_count == 1
+        assert "**first**" not in shown and "first" in shown
+
+
+async def test_a_block_past_the_frames_budget_is_plain_text_until_a_later_frame():
+    clock = Clock()
+    app = Host(clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        flow = app.query_one(MarkdownFlow)
+        await frame(pilot, flow)
+        assert app.budget.allows()  # a frame begins, and other flows spend all of it
+        app.budget.spend(app.budget.seconds)
+        flow.reset("A **first** paragraph.\n\nA **second** one.", streaming=False)
+        shown = await frame(pilot, flow)
+        assert flow.rendered_count == 0 and "**first**" in shown and "**second**" in shown
+        clock.advance(FRAME_WINDOW * 2)  # the frames that follow have budget left
+        await until(pilot, lambda: flow.rendered_count == 2)  # repainted by its own retry
+        shown = await frame(pilot, flow)
+        assert "**" not in shown and "second one." in shown
 
 
 def test_the_stand_in_text_is_cut_at_the_width_in_cells():
-    app = Host()
+    app = Host(Clock())
     renderer = renderer_for(app)
     lines = renderer.chopped("abcdef\n\n日本語x\nab\tc", 4)
     texts = ["".join(s.text for s in line) for line in lines]

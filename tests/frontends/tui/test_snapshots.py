@@ -60,6 +60,16 @@ def short_conversation_app(workspace: Path, theme: str) -> AgentApp:
     return AgentApp(interactive, settings)
 
 
+async def steady_cursor(pilot) -> None:
+    """The focused input's cursor shown without blinking: otherwise a busy machine, slow
+    to take the picture, catches the cursor in its off half-second."""
+    await pilot.pause()
+    focused = pilot.app.focused
+    if focused is not None and hasattr(focused, "cursor_blink"):
+        focused.cursor_blink = False
+    await pilot.pause()
+
+
 @pytest.mark.parametrize("theme", ["agent-dark", "agent-light"])
 def test_main_screen(snap_compare, workspace: Path, theme: str):
     app = short_conversation_app(workspace, theme)
@@ -69,6 +79,7 @@ def test_main_screen(snap_compare, workspace: Path, theme: str):
         card.expanded = True
         await pilot.pause()
         app.composer.focus_input()
+        await steady_cursor(pilot)
 
     assert snap_compare(app, terminal_size=(90, 40), run_before=expand_the_edit)
 
@@ -85,11 +96,16 @@ def test_model_picker(snap_compare, workspace: Path):
 
     async def open_the_picker(pilot) -> None:
         app.push_screen(Picker("Switch the model", options, "m2"))
-        await pilot.pause()
+        await steady_cursor(pilot)
 
     assert snap_compare(app, terminal_size=(90, 30), run_before=open_the_picker)
 
 
 def test_search_bar_with_a_match(snap_compare, workspace: Path):
     app = short_conversation_app(workspace, "agent-light")
-    assert snap_compare(app, terminal_size=(90, 40), press=["ctrl+f", *"pytest", "enter"])
+
+    async def search(pilot) -> None:
+        await pilot.press("ctrl+f", *"pytest", "enter")
+        await steady_cursor(pilot)
+
+    assert snap_compare(app, terminal_size=(90, 40), run_before=search)

@@ -10,6 +10,10 @@ group and adds its pid to FILE (to see that a close ends the whole group);
 --faults adds tools that break the transport (`garbage`, `freeze`; off by
 default so the usual listing stays as it is);
 --http serves Streamable HTTP on 127.0.0.1:PORT instead of stdio.
+
+--wait-for FILE holds the start (after --pids, --slow) until FILE exists, so a
+test decides when a server may go on starting; --naps FILE has `nap` add a line
+to FILE as each nap begins (to see that a call is under way).
 """
 
 # No `from __future__ import annotations`: the SDK reads the tools' hints, which name
@@ -33,18 +37,22 @@ def main() -> None:
     parser.add_argument("--garbage", action="store_true")
     parser.add_argument("--faults", action="store_true")
     parser.add_argument("--http", type=int, default=0)
+    parser.add_argument("--wait-for", default="")
+    parser.add_argument("--naps", default="")
     options = parser.parse_args()
     pids = {"server": os.getpid()}
     if options.pids:
         write(options.pids, pids)
     if options.slow:
         time.sleep(options.slow)
+    while options.wait_for and not os.path.exists(options.wait_for):
+        time.sleep(0.01)
     if options.child:
         child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL)
         write(options.pids, {**pids, "child": child.pid})
     if options.garbage:
         os.write(1, GARBAGE)
-    server = build(options.name)
+    server = build(options.name, options.naps)
     if options.faults:
         # The SDK points fd 1 at stderr while it serves (prints cannot break the protocol);
         # a copy of the pipe taken now lets `garbage` write to the wire all the same.
@@ -64,7 +72,7 @@ def write(path: str, pids: dict) -> None:
     os.replace(path + ".tmp", path)
 
 
-def build(name: str):
+def build(name: str, naps: str = ""):
     import anyio
     from mcp.server.mcpserver import Context, MCPServer
     from mcp_types import (
@@ -100,6 +108,9 @@ def build(name: str):
     @server.tool()
     async def nap(seconds: float) -> str:
         """Sleep, then say so."""
+        if naps:
+            with open(naps, "a") as out:
+                out.write(f"{seconds}\n")
         await anyio.sleep(seconds)
         return f"slept {seconds}"
 
