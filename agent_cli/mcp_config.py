@@ -33,7 +33,7 @@ FILE_NAME = "mcp.json"
 TRUST_FILE = "mcp-trust.json"
 HTTP_TYPES = ("http", "streamable-http", "streamableHttp", "streamable_http")
 KNOWN_KEYS = frozenset(
-    {"type", "command", "args", "env", "cwd", "timeout_ms", "url", "headers"}
+    {"type", "command", "args", "env", "cwd", "timeout_ms", "url", "headers", "sandbox", "network"}
     | {"allow", "deny", "disabled", "description"}
 )
 
@@ -207,6 +207,11 @@ def _entry(file: Path, source: str, name: str, entry: Any) -> tuple[ServerConfig
     cwd = entry.get("cwd", "")
     if not isinstance(cwd, str):
         raise bad("cwd", "a folder")
+    sandboxed, network = entry.get("sandbox", False), entry.get("network", False)
+    if not isinstance(sandboxed, bool) or not isinstance(network, bool):
+        raise bad("sandbox" if not isinstance(sandboxed, bool) else "network", "true or false")
+    if sandboxed and "url" in entry:
+        raise bad("sandbox", 'left out for a "url" server (only a stdio server runs here)')
     server = ServerConfig(
         name=name,
         command=command,
@@ -219,6 +224,8 @@ def _entry(file: Path, source: str, name: str, entry: Any) -> tuple[ServerConfig
         allow=_strings(entry, "allow", bad),
         deny=_strings(entry, "deny", bad),
         disabled=disabled,
+        sandbox=sandboxed,
+        network=network,
         source=source,
         file=file,
     )

@@ -30,13 +30,15 @@ from typing import Any
 
 from agent_cli import paths
 from agent_cli.errors import ConfigError
+from agent_cli.policy.modes import MODES, MODES_TEXT
+from agent_cli.sandbox.plan import MODES as SANDBOX_MODES
+from agent_cli.sandbox.plan import SandboxConfig
 from agent_cli.tools.environment import INHERIT_CHOICES, EnvironmentPolicy
 
 DEFAULT_MODE = "ask"
 DEFAULT_MAX_ROUNDS = 30
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 120.0
-MODES = ("ask", "read-only", "full")
 PROVIDER_KINDS = ("openai", "anthropic", "openai-responses")
 
 # The environment variable holding a key for each wire format, and the entries it belongs to.
@@ -89,6 +91,13 @@ _ENVIRONMENT_KEYS: dict[str, type | tuple[type, ...]] = {
     "set": dict,
 }
 _PROJECT_ENVIRONMENT_KEYS = ("exclude",)  # a project may hide more, never show more
+# [sandbox]: how commands are confined (SPEC §14).
+_SANDBOX_KEYS: dict[str, type | tuple[type, ...]] = {
+    "mode": str,
+    "writable": list,
+    "deny_read": list,
+    "network": bool,
+}
 _PRICE_KEYS: dict[str, type | tuple[type, ...]] = {"input": (int, float), "output": (int, float)}
 _HOOK_KEYS: dict[str, type | tuple[type, ...]] = {
     "command": str,
@@ -157,6 +166,7 @@ class Flags:
     mode: str | None = None
     max_rounds: int | None = None
     debug: bool = False
+    sandbox: str | None = None  # --sandbox: a mechanism, or "off" (commands run unconfined)
 
 
 @dataclass(frozen=True)
@@ -181,6 +191,8 @@ class Settings:
     subagent_rounds: int = DEFAULT_SUBAGENT_ROUNDS  # shared by the whole tree of children
     prices: Mapping[str, Price] = field(default_factory=dict)  # model name → price
     shell_environment: EnvironmentPolicy = field(default_factory=EnvironmentPolicy)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    sandbox_off_by: str = ""  # who turned the sandbox off ("--sandbox off"), if a flag did
     warnings: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -216,9 +228,7 @@ def load_settings(
     _overlay(merged, sources, "command line", mode=flags.mode, max_rounds=flags.max_rounds)
     mode = merged.get("mode")
     if mode is not None and mode not in MODES:
-        raise ConfigError(
-            f"Unknown mode {mode!r} ({sources['mode']}) — use ask, read-only or full."
-        )
+        raise ConfigError(f"Unknown mode {mode!r} ({sources['mode']}) — use {MODES_TEXT}.")
     provider = _resolve_provider(merged, user.providers, env)
     model = merged.get("model") or (provider.default_model if provider else "")
     rules = user.rules
@@ -243,6 +253,8 @@ def load_settings(
         subagent_rounds=merged.get("subagents.max_rounds", DEFAULT_SUBAGENT_ROUNDS),
         prices={**user.prices, **project.prices},
         shell_environment=_environment_policy(user.environment, project.environment),
+        sandbox=_sandbox_config(user.sandbox, project.sandbox, flags.sandbox),
+        sandbox_off_by="--sandbox off" if flags.sandbox == "off" else "",
         warnings=tuple(warnings),
         sources=sources,
     )
@@ -256,6 +268,20 @@ def _environment_policy(user: Mapping[str, Any], project: Mapping[str, Any]) -> 
         exclude=(*user.get("exclude", ()), *project.get("exclude", ())),
         include_only=tuple(user.get("include_only", ())),
         set=dict(user.get("set", {})),
+    )
+
+
+def _sandbox_config(
+    user: Mapping[str, Any], project: Mapping[str, Any], flag: str | None
+) -> SandboxConfig:
+    """The user's `[sandbox]` (its mode as the flag says), tightened by the project's
+    (more deny_read, network off)."""
+    network = user.get("network", False) and project.get("network", True)
+    return SandboxConfig(
+        mode=flag or user.get("mode", "auto"),
+        writable=tuple(user.get("writable", ())),
+        deny_read=(*user.get("deny_read", ()), *project.get("deny_read", ())),
+        network=network,
     )
 
 
@@ -374,6 +400,7 @@ class _Layer:
     hooks: dict[str, tuple[Hook, ...]] = field(default_factory=dict)
     prices: dict[str, Price] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)  # [shell_environment], checked
+    sandbox: dict[str, Any] = field(default_factory=dict)  # [sandbox], checked
     warnings: list[str] = field(default_factory=list)
 
 
@@ -407,6 +434,8 @@ def _read_config(path: Path, project: bool, env: Mapping[str, str] | None = None
             layer.prices = _read_prices(bad, value)
         elif key == "shell_environment":
             layer.environment = _read_environment(bad, value, project, layer.warnings)
+        elif key == "sandbox":
+            layer.sandbox = _read_sandbox(bad, value, project, layer.warnings)
         elif key == "subagents":
             bad.check(key, value, dict)
             for name, setting in value.items():
@@ -419,7 +448,7 @@ def _read_config(path: Path, project: bool, env: Mapping[str, str] | None = None
         elif key in _TOP_KEYS:
             layer.values[key] = bad.check(key, value, _TOP_KEYS[key])
             if key == "mode" and value not in MODES:
-                raise bad.error(key, f"is {value!r}: use ask, read-only or full")
+                raise bad.error(key, f"is {value!r}: use {MODES_TEXT}")
         else:
             layer.warnings.append(f"{path}, line {bad.line_of(key)}: unknown key {key!r}.")
     return layer
@@ -558,6 +587,31 @@ def _read_environment(
                 if not name or "=" in name:
                     raise bad.error(where, f"names {name!r}, which cannot be a variable's name")
                 bad.check(f"{where}.{name}", text, str)
+        found[key] = value
+    return found
+
+
+def _read_sandbox(bad: _Checker, table: Any, project: bool, warnings: list[str]) -> dict[str, Any]:
+    """`[sandbox]`; a project file may only tighten it: more deny_read, network = false."""
+    bad.check("sandbox", table, dict)
+    found: dict[str, Any] = {}
+    for key, value in table.items():
+        where = f"sandbox.{key}"
+        if key not in _SANDBOX_KEYS:
+            raise bad.error(
+                where, "is not a sandbox setting (use mode, writable, deny_read or network)"
+            )
+        bad.check(where, value, _SANDBOX_KEYS[key])
+        if project and not (key == "deny_read" or (key == "network" and value is False)):
+            warnings.append(
+                f"{bad.path}, line {bad.line_of(where)}: {where!r} is ignored in a project "
+                "file, for safety (a project may only add deny_read or set network = false)."
+            )
+            continue
+        if key == "mode" and value not in SANDBOX_MODES:
+            raise bad.error(where, f"is {value!r}: use {', '.join(SANDBOX_MODES)}")
+        if key in ("writable", "deny_read"):
+            value = tuple(bad.check(where, folder, str) for folder in value)
         found[key] = value
     return found
 

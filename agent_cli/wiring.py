@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,6 +22,7 @@ from agent_cli.settings import ProviderSettings, Settings
 if TYPE_CHECKING:
     from agent_cli.backends.catalog import AgentSpec
     from agent_cli.frontends.interactive import AgentChoice, Interactive, Questions
+    from agent_cli.sandbox.launch import Sandbox, SandboxConfig
     from agent_cli.tools.base import FileAccess, Tool
     from agent_cli.tools.environment import EnvironmentPolicy
     from agent_cli.tools.mcp import McpServers
@@ -141,15 +143,21 @@ class McpTools:
     A workspace's own `.agent/mcp.json` is used only once the person trusted
     it (asked through `ask`, when there is someone to ask); otherwise its
     servers are left out with a notice. `env_policy` ([shell_environment]) says what of
-    the user's environment a stdio server inherits.
+    the user's environment a stdio server inherits; `sandbox`, where an entry with
+    `"sandbox": true` starts.
     """
 
     def __init__(
-        self, workspace: Path, ask: AskTrust | None, env_policy: EnvironmentPolicy | None = None
+        self,
+        workspace: Path,
+        ask: AskTrust | None,
+        env_policy: EnvironmentPolicy | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.workspace = workspace
         self.ask = ask
         self.env_policy = env_policy
+        self.sandbox = sandbox
         self.servers: McpServers | None = None
 
     @property
@@ -177,7 +185,9 @@ class McpTools:
         if not configs:
             return [], warnings
         # The whole environment: an entry's ${VAR} may name a secret on purpose.
-        self.servers = McpServers(configs, workspace, os.environ, env_policy=self.env_policy)
+        self.servers = McpServers(
+            configs, workspace, os.environ, env_policy=self.env_policy, sandbox=self.sandbox
+        )
         tools, notices = await self.servers.tools()
         return tools, [*warnings, *notices]
 
@@ -400,16 +410,36 @@ def builtin_backend(
     return BuiltinLoop(
         provider=provider,
         tools=tools,
-        context=ToolContext(confined, files=files, env_policy=settings.shell_environment),
+        context=ToolContext(
+            confined,
+            files=files,
+            env_policy=settings.shell_environment,
+            sandbox=sandbox_of(settings),
+        ),
         settings=LoopSettings(model.id, workspace, settings.max_rounds, window),
         system_prompt=lambda mode: system_prompt(workspace, mode, lines),
         rules=rules,
         checkpoint=checkpointer(workspace),
-        extra_tools=McpTools(workspace, ask_trust, settings.shell_environment),
+        extra_tools=McpTools(
+            workspace, ask_trust, settings.shell_environment, sandbox_of(settings)
+        ),
         hooks=hooks,
         subagents=subagents,
         served_window=served_window,
     )
+
+
+def sandbox_of(settings: Settings) -> Sandbox:
+    """The sandbox commands run in; one per process and configuration (it starts bwrap
+    once to find out whether it works)."""
+    return _sandboxes(settings.sandbox, settings.sandbox_off_by)
+
+
+@functools.cache
+def _sandboxes(config: SandboxConfig, off_by: str) -> Sandbox:
+    from agent_cli.sandbox.launch import Sandbox
+
+    return Sandbox(config, off_by)
 
 
 async def open_interactive(
@@ -459,6 +489,7 @@ async def open_interactive(
         agents=Agents(settings),
         prices=settings.price_of,
         questions=questions or Questions(),
+        unconfined=lambda: "" if sandbox_of(settings).active else "no sandbox",
     )
 
 

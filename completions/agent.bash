@@ -4,7 +4,7 @@
 
 _agent_commands() {
     case "$1" in
-        "") echo "run undo mcp skills providers models agents acp sessions config subagents tasks" ;;
+        "") echo "run undo mcp skills providers models agents acp sessions config subagents tasks sandbox" ;;
         "mcp") echo "list add rm" ;;
         "skills") echo "list show enable disable" ;;
         "providers") echo "list add rm" ;;
@@ -17,8 +17,8 @@ _agent_commands() {
 
 _agent_options() {
     case "$1" in
-        "") echo "--version -V --plain --continue -c --resume --model --provider --mode --no-save --agent --debug --cwd --help -h" ;;
-        "run") echo "--model --provider --mode --yes -y --output -o --max-rounds --continue -c --resume --no-save --quiet -q --compact --debug --agent --cwd --help -h" ;;
+        "") echo "--version -V --plain --continue -c --resume --model --provider --mode --sandbox --no-save --agent --debug --cwd --help -h" ;;
+        "run") echo "--model --provider --mode --yes -y --output -o --max-rounds --continue -c --resume --no-save --quiet -q --compact --debug --agent --cwd --sandbox --help -h" ;;
         "undo") echo "--conversation --debug --cwd --help -h" ;;
         "mcp") echo "--help -h" ;;
         "mcp list") echo "--debug --cwd --help -h" ;;
@@ -55,13 +55,14 @@ _agent_options() {
         "tasks run") echo "--quiet -q --debug --help -h" ;;
         "tasks run-due") echo "--debug --help -h" ;;
         "tasks install") echo "--yes -y --help -h" ;;
+        "sandbox") echo "--sandbox --test --no-test --debug --cwd --help -h" ;;
     esac
 }
 
 _agent_value_options() {
     case "$1" in
-        "") echo "--resume --model --provider --mode --agent --cwd" ;;
-        "run") echo "--model --provider --mode --output -o --max-rounds --resume --agent --cwd" ;;
+        "") echo "--resume --model --provider --mode --sandbox --agent --cwd" ;;
+        "run") echo "--model --provider --mode --output -o --max-rounds --resume --agent --cwd --sandbox" ;;
         "undo") echo "--conversation --cwd" ;;
         "mcp") echo "" ;;
         "mcp list") echo "--cwd" ;;
@@ -98,16 +99,19 @@ _agent_value_options() {
         "tasks run") echo "" ;;
         "tasks run-due") echo "" ;;
         "tasks install") echo "" ;;
+        "sandbox") echo "--sandbox --cwd" ;;
     esac
 }
 
 _agent_values() {
     case "$1 $2" in
-        " --mode") echo "ask read-only full" ;;
+        " --mode") echo "ask auto read-only full" ;;
+        " --sandbox") echo "auto bwrap landlock off" ;;
         " --cwd") echo "@folder" ;;
-        "run --mode") echo "ask read-only full" ;;
+        "run --mode") echo "ask auto read-only full" ;;
         "run --output"|"run -o") echo "text json stream-json" ;;
         "run --cwd") echo "@folder" ;;
+        "run --sandbox") echo "auto bwrap landlock off" ;;
         "undo --cwd") echo "@folder" ;;
         "mcp list --cwd") echo "@folder" ;;
         "skills list --cwd") echo "@folder" ;;
@@ -117,17 +121,19 @@ _agent_values() {
         "models --cwd") echo "@folder" ;;
         "agents --cwd") echo "@folder" ;;
         "acp --cwd") echo "@folder" ;;
-        "acp --mode") echo "ask read-only full" ;;
+        "acp --mode") echo "ask auto read-only full" ;;
         "sessions --cwd") echo "@folder" ;;
         "sessions list --cwd") echo "@folder" ;;
         "config --cwd") echo "@folder" ;;
-        "config show --mode") echo "ask read-only full" ;;
+        "config show --mode") echo "ask auto read-only full" ;;
         "config show --cwd") echo "@folder" ;;
         "config path --cwd") echo "@folder" ;;
         "config edit --cwd") echo "@folder" ;;
         "subagents list --cwd") echo "@folder" ;;
-        "tasks add --mode") echo "ask read-only full" ;;
+        "tasks add --mode") echo "ask auto read-only full" ;;
         "tasks add --workspace") echo "@file" ;;
+        "sandbox --sandbox") echo "auto bwrap landlock off" ;;
+        "sandbox --cwd") echo "@folder" ;;
     esac
 }
 

@@ -4,7 +4,7 @@
 function __agent_commands --argument-names path
     switch "$path"
         case ''
-            printf '%s\n' run undo mcp skills providers models agents acp sessions config subagents tasks
+            printf '%s\n' run undo mcp skills providers models agents acp sessions config subagents tasks sandbox
         case 'mcp'
             printf '%s\n' list add rm
         case 'skills'
@@ -25,9 +25,9 @@ end
 function __agent_value_options --argument-names path
     switch "$path"
         case ''
-            printf '%s\n' --resume --model --provider --mode --agent --cwd
+            printf '%s\n' --resume --model --provider --mode --sandbox --agent --cwd
         case 'run'
-            printf '%s\n' --model --provider --mode --output -o --max-rounds --resume --agent --cwd
+            printf '%s\n' --model --provider --mode --output -o --max-rounds --resume --agent --cwd --sandbox
         case 'undo'
             printf '%s\n' --conversation --cwd
         case 'mcp list'
@@ -66,6 +66,8 @@ function __agent_value_options --argument-names path
             printf '%s\n' --cwd
         case 'tasks add'
             printf '%s\n' --daily --weekly --every --once --mode --workspace --name
+        case 'sandbox'
+            printf '%s\n' --sandbox --cwd
     end
 end
 
@@ -114,13 +116,15 @@ complete -c agent -n '__agent_at \'\'' -a sessions -d 'Stored conversations: lis
 complete -c agent -n '__agent_at \'\'' -a config -d 'The settings: show the merged values and where each comes from, the file, edit it.'
 complete -c agent -n '__agent_at \'\'' -a subagents -d 'Sub-agent definitions the model may hand focused work to with the task tool.'
 complete -c agent -n '__agent_at \'\'' -a tasks -d 'Scheduled prompts: add, list, run, and the timer that runs what is due.'
+complete -c agent -n '__agent_at \'\'' -a sandbox -d 'Which sandbox commands run in and what it allows, proven by a self-test.'
 complete -c agent -n '__agent_at \'\'' -l version -s V -d 'Print the version.'
 complete -c agent -n '__agent_at \'\'' -l plain -d 'A line REPL instead of the full-screen TUI.'
 complete -c agent -n '__agent_at \'\'' -l continue -s c -d 'Go on with the last conversation here.'
 complete -c agent -n '__agent_at \'\'' -l resume -x -d 'Go on with conversation ID.'
 complete -c agent -n '__agent_at \'\'' -l model -x -d 'The model to use.'
 complete -c agent -n '__agent_at \'\'' -l provider -x -d 'The provider (a config entry).'
-complete -c agent -n '__agent_at \'\'' -l mode -x -a 'ask read-only full' -d 'ask (default), read-only or full.'
+complete -c agent -n '__agent_at \'\'' -l mode -x -a 'ask auto read-only full' -d 'ask (default), auto, read-only or full.'
+complete -c agent -n '__agent_at \'\'' -l sandbox -x -a 'auto bwrap landlock off' -d 'How commands are confined: auto (default), bwrap, landlock, or off.'
 complete -c agent -n '__agent_at \'\'' -l no-save -d 'Do not store the conversation.'
 complete -c agent -n '__agent_at \'\'' -l agent -x -d 'Another coding agent (see `agent agents`), or builtin.'
 complete -c agent -n '__agent_at \'\'' -l debug -d 'Write a debug log.'
@@ -128,7 +132,7 @@ complete -c agent -n '__agent_at \'\'' -l cwd -x -a '(__fish_complete_directorie
 complete -c agent -n '__agent_at \'\'' -l help -s h -d 'Show the help and exit.'
 complete -c agent -n '__agent_at \'run\'' -l model -x -d 'The model to use.'
 complete -c agent -n '__agent_at \'run\'' -l provider -x -d 'The provider (a config entry).'
-complete -c agent -n '__agent_at \'run\'' -l mode -x -a 'ask read-only full' -d 'ask, read-only or full. Default: ask on a terminal, else read-only.'
+complete -c agent -n '__agent_at \'run\'' -l mode -x -a 'ask auto read-only full' -d 'ask, auto, read-only or full. Default: ask on a terminal, else read-only.'
 complete -c agent -n '__agent_at \'run\'' -l yes -s y -d 'Allow every change (mode full).'
 complete -c agent -n '__agent_at \'run\'' -l output -s o -x -a 'text json stream-json' -d 'text, json or stream-json.'
 complete -c agent -n '__agent_at \'run\'' -l max-rounds -x -d 'Round limit for this message (default 30).'
@@ -140,6 +144,7 @@ complete -c agent -n '__agent_at \'run\'' -l compact -d 'First summarise the con
 complete -c agent -n '__agent_at \'run\'' -l debug -d 'Write a debug log; show tracebacks.'
 complete -c agent -n '__agent_at \'run\'' -l agent -x -d 'Another coding agent (see `agent agents`) instead of the built-in one.'
 complete -c agent -n '__agent_at \'run\'' -l cwd -x -a '(__fish_complete_directories (commandline -ct))' -d 'Work in this folder.'
+complete -c agent -n '__agent_at \'run\'' -l sandbox -x -a 'auto bwrap landlock off' -d 'How commands are confined: auto (default), bwrap, landlock, or off.'
 complete -c agent -n '__agent_at \'run\'' -l help -s h -d 'Show the help and exit.'
 complete -c agent -n '__agent_at \'undo\'' -l conversation -x -d 'Undo in conversation ID (default: the last one here).'
 complete -c agent -n '__agent_at \'undo\'' -l debug -d 'Write a debug log; show tracebacks.'
@@ -201,7 +206,7 @@ complete -c agent -n '__agent_at \'agents\'' -l help -s h -d 'Show the help and 
 complete -c agent -n '__agent_at \'acp\'' -l cwd -x -a '(__fish_complete_directories (commandline -ct))' -d 'The folder whose config is checked at start (each session sends its own).'
 complete -c agent -n '__agent_at \'acp\'' -l model -x -d 'The model to use.'
 complete -c agent -n '__agent_at \'acp\'' -l provider -x -d 'The provider (a config entry).'
-complete -c agent -n '__agent_at \'acp\'' -l mode -x -a 'ask read-only full' -d 'ask, read-only or full for new sessions (default: ask).'
+complete -c agent -n '__agent_at \'acp\'' -l mode -x -a 'ask auto read-only full' -d 'ask, auto, read-only or full for new sessions (default: ask).'
 complete -c agent -n '__agent_at \'acp\'' -l debug -d 'Write a debug log; show tracebacks.'
 complete -c agent -n '__agent_at \'acp\'' -l help -s h -d 'Show the help and exit.'
 complete -c agent -n '__agent_at \'sessions\'' -a list -d 'List the stored conversations, newest first.'
@@ -231,7 +236,7 @@ complete -c agent -n '__agent_at \'config\'' -l help -s h -d 'Show the help and 
 complete -c agent -n '__agent_at \'config show\'' -l json -d 'One JSON object instead of a table.'
 complete -c agent -n '__agent_at \'config show\'' -l model -x -d 'As if given to a run: the model.'
 complete -c agent -n '__agent_at \'config show\'' -l provider -x -d 'As if given to a run: the provider.'
-complete -c agent -n '__agent_at \'config show\'' -l mode -x -a 'ask read-only full' -d 'As if given to a run: the mode.'
+complete -c agent -n '__agent_at \'config show\'' -l mode -x -a 'ask auto read-only full' -d 'As if given to a run: the mode.'
 complete -c agent -n '__agent_at \'config show\'' -l cwd -x -a '(__fish_complete_directories (commandline -ct))' -d 'The workspace (its .agent/config.toml counts).'
 complete -c agent -n '__agent_at \'config show\'' -l debug -d 'Write a debug log; show tracebacks.'
 complete -c agent -n '__agent_at \'config show\'' -l help -s h -d 'Show the help and exit.'
@@ -257,7 +262,7 @@ complete -c agent -n '__agent_at \'tasks add\'' -l daily -x -d 'Every day at HH:
 complete -c agent -n '__agent_at \'tasks add\'' -l weekly -x -d 'On these days at a time: mon,thu@08:30 or mon-fri@09:00.'
 complete -c agent -n '__agent_at \'tasks add\'' -l every -x -d 'Every N minutes or hours from the last run: 30m, 2h.'
 complete -c agent -n '__agent_at \'tasks add\'' -l once -x -d 'Once, at a local YYYY-MM-DDTHH:MM; then it switches off.'
-complete -c agent -n '__agent_at \'tasks add\'' -l mode -x -a 'ask read-only full' -d 'ask, read-only or full. Nobody can approve, so ask refuses.'
+complete -c agent -n '__agent_at \'tasks add\'' -l mode -x -a 'ask auto read-only full' -d 'ask, auto, read-only or full. Nobody can approve: ask refuses changes, auto runs only edits and sandboxed commands.'
 complete -c agent -n '__agent_at \'tasks add\'' -l workspace -r -F -d 'The folder it works in (default: this one).'
 complete -c agent -n '__agent_at \'tasks add\'' -l name -x -d 'A name to know it by (default: its prompt\'s first words).'
 complete -c agent -n '__agent_at \'tasks add\'' -l help -s h -d 'Show the help and exit.'
@@ -273,3 +278,8 @@ complete -c agent -n '__agent_at \'tasks run-due\'' -l debug -d 'Write a debug l
 complete -c agent -n '__agent_at \'tasks run-due\'' -l help -s h -d 'Show the help and exit.'
 complete -c agent -n '__agent_at \'tasks install\'' -l yes -s y -d 'Do not ask first.'
 complete -c agent -n '__agent_at \'tasks install\'' -l help -s h -d 'Show the help and exit.'
+complete -c agent -n '__agent_at \'sandbox\'' -l sandbox -x -a 'auto bwrap landlock off' -d 'How commands are confined: auto (default), bwrap, landlock, or off.'
+complete -c agent -n '__agent_at \'sandbox\'' -l test -l no-test -d 'Run the one-second self-test.'
+complete -c agent -n '__agent_at \'sandbox\'' -l debug -d 'Write a debug log; show tracebacks.'
+complete -c agent -n '__agent_at \'sandbox\'' -l cwd -x -a '(__fish_complete_directories (commandline -ct))' -d 'Work in this folder.'
+complete -c agent -n '__agent_at \'sandbox\'' -l help -s h -d 'Show the help and exit.'

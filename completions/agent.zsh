@@ -5,8 +5,8 @@
 
 _agent_spec() {
     case "$1" in
-        ("") cmds=('run:Run one request to its end and print the answer (for scripts and CI).' 'undo:Restore the files as they were before the agent'\''s last change.' 'mcp:MCP servers: list them with their tools, add one, remove one.' 'skills:List, show, and switch on or off the skills the model may use.' 'providers:Model services: list them (presets included), add one with its key, remove one.' 'models:List the models the provider'\''s server offers, with each one'\''s context window.' 'agents:Other coding agents (over ACP) a conversation can be handed to, and if installed.' 'acp:Serve this agent over ACP on stdio, for editors such as Zed or Toad.' 'sessions:Stored conversations: list them, show one'\''s transcript, remove one.' 'config:The settings: show the merged values and where each comes from, the file, edit it.' 'subagents:Sub-agent definitions the model may hand focused work to with the task tool.' 'tasks:Scheduled prompts: add, list, run, and the timer that runs what is due.'); opts=('--version:Print the version.' '-V:Print the version.' '--plain:A line REPL instead of the full-screen TUI.' '--continue:Go on with the last conversation here.' '-c:Go on with the last conversation here.' '--resume:Go on with conversation ID.' '--model:The model to use.' '--provider:The provider (a config entry).' '--mode:ask (default), read-only or full.' '--no-save:Do not store the conversation.' '--agent:Another coding agent (see `agent agents`), or builtin.' '--debug:Write a debug log.' '--cwd:Work in this folder.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--resume --model --provider --mode --agent --cwd) ;;
-        ("run") cmds=(); opts=('--model:The model to use.' '--provider:The provider (a config entry).' '--mode:ask, read-only or full. Default: ask on a terminal, else read-only.' '--yes:Allow every change (mode full).' '-y:Allow every change (mode full).' '--output:text, json or stream-json.' '-o:text, json or stream-json.' '--max-rounds:Round limit for this message (default 30).' '--continue:Go on with the last conversation here.' '-c:Go on with the last conversation here.' '--resume:Go on with conversation ID.' '--no-save:Do not store the conversation.' '--quiet:Print only the answer.' '-q:Print only the answer.' '--compact:First summarise the conversation'\''s older items (with --continue).' '--debug:Write a debug log; show tracebacks.' '--agent:Another coding agent (see `agent agents`) instead of the built-in one.' '--cwd:Work in this folder.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--model --provider --mode --output -o --max-rounds --resume --agent --cwd) ;;
+        ("") cmds=('run:Run one request to its end and print the answer (for scripts and CI).' 'undo:Restore the files as they were before the agent'\''s last change.' 'mcp:MCP servers: list them with their tools, add one, remove one.' 'skills:List, show, and switch on or off the skills the model may use.' 'providers:Model services: list them (presets included), add one with its key, remove one.' 'models:List the models the provider'\''s server offers, with each one'\''s context window.' 'agents:Other coding agents (over ACP) a conversation can be handed to, and if installed.' 'acp:Serve this agent over ACP on stdio, for editors such as Zed or Toad.' 'sessions:Stored conversations: list them, show one'\''s transcript, remove one.' 'config:The settings: show the merged values and where each comes from, the file, edit it.' 'subagents:Sub-agent definitions the model may hand focused work to with the task tool.' 'tasks:Scheduled prompts: add, list, run, and the timer that runs what is due.' 'sandbox:Which sandbox commands run in and what it allows, proven by a self-test.'); opts=('--version:Print the version.' '-V:Print the version.' '--plain:A line REPL instead of the full-screen TUI.' '--continue:Go on with the last conversation here.' '-c:Go on with the last conversation here.' '--resume:Go on with conversation ID.' '--model:The model to use.' '--provider:The provider (a config entry).' '--mode:ask (default), auto, read-only or full.' '--sandbox:How commands are confined: auto (default), bwrap, landlock, or off.' '--no-save:Do not store the conversation.' '--agent:Another coding agent (see `agent agents`), or builtin.' '--debug:Write a debug log.' '--cwd:Work in this folder.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--resume --model --provider --mode --sandbox --agent --cwd) ;;
+        ("run") cmds=(); opts=('--model:The model to use.' '--provider:The provider (a config entry).' '--mode:ask, auto, read-only or full. Default: ask on a terminal, else read-only.' '--yes:Allow every change (mode full).' '-y:Allow every change (mode full).' '--output:text, json or stream-json.' '-o:text, json or stream-json.' '--max-rounds:Round limit for this message (default 30).' '--continue:Go on with the last conversation here.' '-c:Go on with the last conversation here.' '--resume:Go on with conversation ID.' '--no-save:Do not store the conversation.' '--quiet:Print only the answer.' '-q:Print only the answer.' '--compact:First summarise the conversation'\''s older items (with --continue).' '--debug:Write a debug log; show tracebacks.' '--agent:Another coding agent (see `agent agents`) instead of the built-in one.' '--cwd:Work in this folder.' '--sandbox:How commands are confined: auto (default), bwrap, landlock, or off.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--model --provider --mode --output -o --max-rounds --resume --agent --cwd --sandbox) ;;
         ("undo") cmds=(); opts=('--conversation:Undo in conversation ID (default: the last one here).' '--debug:Write a debug log; show tracebacks.' '--cwd:Work in this folder.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--conversation --cwd) ;;
         ("mcp") cmds=('list:Each server: where it is configured, whether it starts, and its tools as the model sees them.' 'add:Add (or replace) a server in your mcp.json: `-- COMMAND ARGS...` or `--url URL`.' 'rm:Remove a server from your mcp.json (other entries are kept).'); opts=('--help:Show the help and exit.' '-h:Show the help and exit.'); takes=() ;;
         ("mcp list") cmds=(); opts=('--debug:Write a debug log; show tracebacks.' '--cwd:The workspace to look in.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--cwd) ;;
@@ -23,7 +23,7 @@ _agent_spec() {
         ("providers rm") cmds=(); opts=('--debug:Write a debug log; show tracebacks.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=() ;;
         ("models") cmds=(); opts=('--provider:The provider (a config entry).' '--json:Print one JSON object.' '--debug:Write a debug log; show tracebacks.' '--cwd:The workspace (for its config).' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--provider --cwd) ;;
         ("agents") cmds=(); opts=('--json:One JSON object per agent.' '--debug:Write a debug log; show tracebacks.' '--cwd:Work in this folder.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--cwd) ;;
-        ("acp") cmds=(); opts=('--cwd:The folder whose config is checked at start (each session sends its own).' '--model:The model to use.' '--provider:The provider (a config entry).' '--mode:ask, read-only or full for new sessions (default: ask).' '--debug:Write a debug log; show tracebacks.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--cwd --model --provider --mode) ;;
+        ("acp") cmds=(); opts=('--cwd:The folder whose config is checked at start (each session sends its own).' '--model:The model to use.' '--provider:The provider (a config entry).' '--mode:ask, auto, read-only or full for new sessions (default: ask).' '--debug:Write a debug log; show tracebacks.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--cwd --model --provider --mode) ;;
         ("sessions") cmds=('list:List the stored conversations, newest first.' 'show:Print a conversation'\''s transcript.' 'rm:Remove a stored conversation (asks first, unless --yes).'); opts=('--all:Every workspace'\''s conversations.' '-a:Every workspace'\''s conversations.' '--json:One JSON object a line, not a table.' '--cwd:List this folder'\''s conversations.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--cwd) ;;
         ("sessions list") cmds=(); opts=('--all:Every workspace'\''s conversations.' '-a:Every workspace'\''s conversations.' '--json:One JSON object a line, not a table.' '--cwd:List this folder'\''s conversations.' '--debug:Write a debug log; show tracebacks.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--cwd) ;;
         ("sessions show") cmds=(); opts=('--json:The stored JSON, whole.' '--debug:Write a debug log; show tracebacks.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=() ;;
@@ -35,7 +35,7 @@ _agent_spec() {
         ("subagents") cmds=('list:List the definitions: name, mode, model, tools, the file it was found in, description.'); opts=('--help:Show the help and exit.' '-h:Show the help and exit.'); takes=() ;;
         ("subagents list") cmds=(); opts=('--cwd:Work in this folder (its .agent/agents/ count).' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--cwd) ;;
         ("tasks") cmds=('add:Add a task: a prompt and when to run it (local time).' 'list:List the tasks: id, name, schedule, workspace, on/off, next run, last outcome.' 'rm:Remove a task (the conversations of its runs are kept).' 'enable:Switch a task on: it runs at its next scheduled time.' 'disable:Switch a task off: it keeps its schedule but does not run until enabled.' 'run:Run a task now, in the foreground, printing its answer like `agent run`.' 'run-due:Run every task that is due now (for cron or a systemd timer; quiet when none is).' 'install:Set up the timer that runs due tasks: a systemd user timer, or a crontab line to add.'); opts=('--help:Show the help and exit.' '-h:Show the help and exit.'); takes=() ;;
-        ("tasks add") cmds=(); opts=('--daily:Every day at HH:MM.' '--weekly:On these days at a time: mon,thu@08:30 or mon-fri@09:00.' '--every:Every N minutes or hours from the last run: 30m, 2h.' '--once:Once, at a local YYYY-MM-DDTHH:MM; then it switches off.' '--mode:ask, read-only or full. Nobody can approve, so ask refuses.' '--workspace:The folder it works in (default: this one).' '--name:A name to know it by (default: its prompt'\''s first words).' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--daily --weekly --every --once --mode --workspace --name) ;;
+        ("tasks add") cmds=(); opts=('--daily:Every day at HH:MM.' '--weekly:On these days at a time: mon,thu@08:30 or mon-fri@09:00.' '--every:Every N minutes or hours from the last run: 30m, 2h.' '--once:Once, at a local YYYY-MM-DDTHH:MM; then it switches off.' '--mode:ask, auto, read-only or full. Nobody can approve: ask refuses changes, auto runs only edits and sandboxed commands.' '--workspace:The folder it works in (default: this one).' '--name:A name to know it by (default: its prompt'\''s first words).' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--daily --weekly --every --once --mode --workspace --name) ;;
         ("tasks list") cmds=(); opts=('--json:Print JSON, for scripts.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=() ;;
         ("tasks rm") cmds=(); opts=('--help:Show the help and exit.' '-h:Show the help and exit.'); takes=() ;;
         ("tasks enable") cmds=(); opts=('--help:Show the help and exit.' '-h:Show the help and exit.'); takes=() ;;
@@ -43,6 +43,7 @@ _agent_spec() {
         ("tasks run") cmds=(); opts=('--quiet:Print only the answer.' '-q:Print only the answer.' '--debug:Write a debug log; show tracebacks.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=() ;;
         ("tasks run-due") cmds=(); opts=('--debug:Write a debug log; show tracebacks.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=() ;;
         ("tasks install") cmds=(); opts=('--yes:Do not ask first.' '-y:Do not ask first.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=() ;;
+        ("sandbox") cmds=(); opts=('--sandbox:How commands are confined: auto (default), bwrap, landlock, or off.' '--test:Run the one-second self-test.' '--no-test:Run the one-second self-test.' '--debug:Write a debug log; show tracebacks.' '--cwd:Work in this folder.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--sandbox --cwd) ;;
     esac
 }
 
@@ -51,17 +52,19 @@ _agent_values() {
         (" --resume") _message 'resume' ;;
         (" --model") _message 'model' ;;
         (" --provider") _message 'provider' ;;
-        (" --mode") compadd -- ask read-only full ;;
+        (" --mode") compadd -- ask auto read-only full ;;
+        (" --sandbox") compadd -- auto bwrap landlock off ;;
         (" --agent") _message 'agent' ;;
         (" --cwd") _files -/ ;;
         ("run --model") _message 'model' ;;
         ("run --provider") _message 'provider' ;;
-        ("run --mode") compadd -- ask read-only full ;;
+        ("run --mode") compadd -- ask auto read-only full ;;
         ("run --output"|"run -o") compadd -- text json stream-json ;;
         ("run --max-rounds") _message 'n' ;;
         ("run --resume") _message 'resume' ;;
         ("run --agent") _message 'agent' ;;
         ("run --cwd") _files -/ ;;
+        ("run --sandbox") compadd -- auto bwrap landlock off ;;
         ("undo --conversation") _message 'id' ;;
         ("undo --cwd") _files -/ ;;
         ("mcp list --cwd") _files -/ ;;
@@ -83,13 +86,13 @@ _agent_values() {
         ("acp --cwd") _files -/ ;;
         ("acp --model") _message 'model' ;;
         ("acp --provider") _message 'provider' ;;
-        ("acp --mode") compadd -- ask read-only full ;;
+        ("acp --mode") compadd -- ask auto read-only full ;;
         ("sessions --cwd") _files -/ ;;
         ("sessions list --cwd") _files -/ ;;
         ("config --cwd") _files -/ ;;
         ("config show --model") _message 'model' ;;
         ("config show --provider") _message 'provider' ;;
-        ("config show --mode") compadd -- ask read-only full ;;
+        ("config show --mode") compadd -- ask auto read-only full ;;
         ("config show --cwd") _files -/ ;;
         ("config path --cwd") _files -/ ;;
         ("config edit --cwd") _files -/ ;;
@@ -98,9 +101,11 @@ _agent_values() {
         ("tasks add --weekly") _message 'weekly' ;;
         ("tasks add --every") _message 'every' ;;
         ("tasks add --once") _message 'once' ;;
-        ("tasks add --mode") compadd -- ask read-only full ;;
+        ("tasks add --mode") compadd -- ask auto read-only full ;;
         ("tasks add --workspace") _files ;;
         ("tasks add --name") _message 'name' ;;
+        ("sandbox --sandbox") compadd -- auto bwrap landlock off ;;
+        ("sandbox --cwd") _files -/ ;;
         (*) _message value ;;
     esac
 }

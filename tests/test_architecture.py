@@ -7,13 +7,14 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agent_cli"
 UI_LIBRARIES = ("textual", "rich", "prompt_toolkit")
-CORE = ("engine", "backends", "providers", "tools", "policy")
+CORE = ("engine", "backends", "providers", "tools", "policy", "sandbox")
 # What each part may import from the package (besides itself).
 ALLOWED = {
-    "engine": {"engine", "policy", "settings", "tools", "providers", "errors", "paths"},
-    "policy": {"policy", "tools", "providers", "errors", "paths", "settings"},
+    "engine": {"engine", "policy", "settings", "tools", "providers", "sandbox", "errors", "paths"},
+    "policy": {"policy", "tools", "providers", "sandbox", "errors", "paths", "settings"},
     "providers": {"providers", "errors", "paths"},
-    "tools": {"tools", "providers", "errors", "paths"},
+    "tools": {"tools", "providers", "sandbox", "errors", "paths"},
+    "sandbox": {"sandbox", "errors", "paths", "logs"},
     # Scheduled tasks sit beside the commands: they drive a headless run through wiring.
     "tasks": {"tasks", "wiring", "frontends", "engine", "settings", "errors", "paths"},
     "backends": {
@@ -23,6 +24,7 @@ ALLOWED = {
         "settings",
         "tools",
         "providers",
+        "sandbox",
         "errors",
         "paths",
     },

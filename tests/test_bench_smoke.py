@@ -34,6 +34,11 @@ EXPECTED_ROWS = {
         "time per round, last tenth vs second tenth",
         "slope of the time per round",
     ),
+    "bench_sandbox.py": (
+        "exec_shell_command(true), unsandboxed",
+        "bwrap: overhead per command (sandboxed - unsandboxed)",
+        "landlock: overhead per command (sandboxed - unsandboxed)",
+    ),
     "bench_context.py": ("token estimate, 5,000 items", "messages for the model, 5,000 items"),
     "bench_startup.py": (
         "agent --version vs python -c pass",

@@ -37,7 +37,7 @@ from agent_cli.engine.backend import Run, RunResult, StopReason
 from agent_cli.engine.items import Item, SummaryItem, ToolItem, UserItem
 from agent_cli.errors import AgentError, ContextTooLong, ProviderHTTPError, ToolError
 from agent_cli.policy.modes import Verdict, decide, offered
-from agent_cli.policy.rules import RuleSet, suggest_rule
+from agent_cli.policy.rules import RuleSet, split_rules, suggest_rule
 from agent_cli.providers.base import Message, Provider, Request, TextDelta
 from agent_cli.providers.local_hints import tools_unsupported, tools_unsupported_notice
 from agent_cli.tools.base import (
@@ -136,6 +136,7 @@ class BuiltinLoop:
         self.rules = rules
         self.checkpoint = checkpoint
         self._checkpoint_notices: set[str] = set()
+        self._sandbox_notice = False
         self._extra_source = extra_tools
         self._extra_loaded = False
         self._own_tools = tools  # without the source's
@@ -385,7 +386,10 @@ class BuiltinLoop:
             blocked = await self.hooks.pre_tool_use(run, item, args)
             if blocked is not None:
                 return _finish(run, item, ToolResult(blocked, is_error=True), "denied")
-        verdict = decide(tool, args, run.mode, self.settings.workspace, self.rules)
+        sandboxed = tool.effect is Effect.EXEC and self._sandboxed(run)
+        verdict = decide(
+            tool, args, run.mode, self.settings.workspace, self.rules, sandboxed, run.mode_owner
+        )
         if verdict.verdict is Verdict.REFUSE:
             return _finish(run, item, ToolResult(verdict.reason, is_error=True), "denied")
         change = None
@@ -402,8 +406,19 @@ class BuiltinLoop:
             decision, change = asked
         elif verdict.rule:
             item.rule = verdict.rule
-        await self._execute(run, tool, item, args, Outcome(verdict.changes, change, decision))
+        outcome = Outcome(verdict.changes, change, decision, verdict.unsandboxed)
+        await self._execute(run, tool, item, args, outcome)
         return None
+
+    def _sandboxed(self, run: Run) -> bool:
+        """Whether commands run in a sandbox; said once when they cannot."""
+        sandbox = self.context.sandbox
+        if sandbox is None:
+            return False
+        if not sandbox.active and not self._sandbox_notice:
+            self._sandbox_notice = True
+            self._warn(run, f"Commands run without a sandbox: {sandbox.mechanism.reason}.")
+        return sandbox.active
 
     async def _preview(self, run: Run, tool: Tool, item: ToolItem, args: dict) -> FileChange:
         change = await tool.preview(self.context, args)
@@ -437,13 +452,7 @@ class BuiltinLoop:
                 _finish(run, item, ToolResult(text, is_error=True), "denied")
                 return None
             if decision.answer == "always":
-                rule = decision.rule or suggested
-                try:
-                    if self.rules is not None:
-                        self.rules.add(rule, decision.scope)
-                    item.rule = f"{rule} ({decision.scope})"
-                except (ValueError, OSError) as e:  # a rule typed wrong, a rules file unwritable
-                    run.notice(f"{e} — this call is allowed once; no rule was kept.", "warn")
+                self._keep_rule(run, item, decision, suggested)
             if change is None:
                 return decision, None
             # Recompute after the yes: a file changed meanwhile is never overwritten blind.
@@ -456,6 +465,19 @@ class BuiltinLoop:
                 return decision, fresh
             run.notice(f"{fresh.relative} changed while the card waited; here is the new diff.")
             change = fresh
+
+    def _keep_rule(
+        self, run: Run, item: ToolItem, decision: Decision, suggested: str,
+        unsandboxed: bool = False,
+    ) -> None:  # fmt: skip
+        rule = decision.rule or suggested
+        try:
+            if self.rules is not None:
+                self.rules.add(rule, decision.scope, unsandboxed=unsandboxed)
+            marked = ", unsandboxed" if unsandboxed else ""
+            item.rule = f"{' + '.join(split_rules(rule))}{marked} ({decision.scope})"
+        except (ValueError, OSError) as e:  # a rule typed wrong, a rules file unwritable
+            run.notice(f"{e} — this call is allowed once; no rule was kept.", "warn")
 
     async def _execute(
         self, run: Run, tool: Tool, item: ToolItem, args: dict, outcome: Outcome
@@ -472,12 +494,58 @@ class BuiltinLoop:
                 result = await _apply(self.context, outcome.change, outcome.decision)
             else:
                 extra = {**self.context.extra, CALL: Call(self, run, item)}
-                result = await tool.run(replace(self.context, extra=extra), args)
+                context = replace(
+                    self.context,
+                    extra=extra,
+                    read_only=not outcome.changes,
+                    unsandboxed=outcome.unsandboxed,
+                )
+                result = await tool.run(context, args)
+                if result.stopped:
+                    result = await self._outside(run, tool, item, args, context, result)
         except (ArgumentError, OSError, ValueError, ToolError) as e:
             result = ToolResult(f"{tool.name} failed: {e}", is_error=True)
         _finish(run, item, result, "error" if result.is_error else "done")
         if self.hooks is not None:
             await self.hooks.post_tool_use(run, item, args)
+
+    async def _outside(
+        self, run: Run, tool: Tool, item: ToolItem, args: dict, context: ToolContext,
+        result: ToolResult,
+    ) -> ToolResult:  # fmt: skip
+        """A command the sandbox stopped: run it again outside only after a person's yes
+        (`ask`, `auto`); otherwise the model reads what was stopped (SPEC §14)."""
+        stopped = result.stopped
+        told = (
+            f"\n[The sandbox stopped this command: {stopped}. Outside the sandbox it needs the "
+            "person's approval: say what it needs and ask them to allow it.]"
+        )
+        if run.mode not in ("ask", "auto") or context.read_only:
+            return result._replace(text=result.text + told)
+        command = str(args.get("command", ""))
+        request = ApprovalRequest(
+            item,
+            "command",
+            command=command,
+            cwd=str(self.settings.workspace),
+            suggested_rule=suggest_rule(tool.name, args, self.context.workspace),
+            outside=stopped,
+        )
+        item.result = result.text  # the card shows what the sandboxed run printed
+        decision = await run.ask(request)
+        if not decision.allowed:
+            reason = f" They said: {decision.reason}" if decision.reason else ""
+            text = (
+                f"\n[The sandbox stopped this command: {stopped}. The person did not let it "
+                f"run outside the sandbox.{reason}]"
+            )
+            return result._replace(text=result.text + text)
+        if decision.answer == "always":
+            self._keep_rule(run, item, decision, request.suggested_rule, unsandboxed=True)
+        item.state = "running"
+        run.update(item)
+        again = await tool.run(replace(context, unsandboxed=True), args)
+        return again._replace(text=f"[run again outside the sandbox]\n{again.text}")
 
 
 class Outcome(NamedTuple):
@@ -486,6 +554,7 @@ class Outcome(NamedTuple):
     changes: bool
     change: FileChange | None
     decision: Decision | None
+    unsandboxed: bool = False  # a rule lets this command run outside the sandbox
 
 
 async def _apply(context: ToolContext, change: FileChange, decision: Decision | None) -> ToolResult:
@@ -532,21 +601,21 @@ def _numbers(values: list[int]) -> str:
 
 
 class _FailureTracker:
-    """Counts the same call failing the same way in a row."""
+    """Counts each call that fails the same way (tool, arguments, result) round after
+    round: a model that answers every round with the same two failing calls alternates
+    between them, and each is counted on its own."""
 
     def __init__(self) -> None:
-        self.last: tuple[str, str, str] | None = None
-        self.count = 0
+        self.counts: dict[tuple[str, str, str], int] = {}
 
     def repeated(self, items: list[ToolItem]) -> bool:
+        counts: dict[tuple[str, str, str], int] = {}
         for item in items:
-            if item.state != "error":
-                self.last, self.count = None, 0
-                continue
-            key = (item.tool, item.args, item.result)
-            self.count = self.count + 1 if key == self.last else 1
-            self.last = key
-        return self.count >= SAME_FAILURE_LIMIT
+            if item.state == "error":
+                key = (item.tool, item.args, item.result)
+                counts[key] = counts.get(key, self.counts.get(key, 0)) + 1
+        self.counts = counts  # a failure missing from this round starts again from zero
+        return any(count >= SAME_FAILURE_LIMIT for count in counts.values())
 
 
 def _size(specs: tuple) -> int:

@@ -23,8 +23,11 @@ SKILLS_HEADER = "\nSkills (read one's instructions with use_skill when it fits t
 _MODES = {
     "ask": "ask — reads run at once; every change (an edit, a command that is not "
     "read-only, an MCP tool) waits for the person's yes, and may be declined.",
+    "auto": "auto — reads, edits in the workspace and commands (in a sandbox: no network, "
+    "writes only in the workspace and /tmp) run at once; MCP tools and anything that must "
+    "leave the sandbox wait for the person's yes.",
     "read-only": "read-only — you may read and run read-only commands; no change is allowed.",
-    "full": "full — reads and changes run without asking.",
+    "full": "full — reads and changes run without asking (commands may run in a sandbox).",
 }
 
 _BASE = """\

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Literal
 
 from agent_cli import paths
+from agent_cli.policy.modes import STRICTNESS
 from agent_cli.tools.skills import FrontMatterError, parse_front_matter
 
 Source = Literal["user", "workspace"]
@@ -38,7 +39,7 @@ Source = Literal["user", "workspace"]
 SUFFIX = ".md"
 FILE_CAP = 256 * 1024
 DESCRIPTION_CAP = 1024  # the description goes into the task tool's description every round
-MODES = ("read-only", "ask", "full")
+MODES = STRICTNESS  # the modes a definition may name
 DEFAULT_MODE = "read-only"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 

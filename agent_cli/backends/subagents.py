@@ -38,11 +38,11 @@ from agent_cli.engine.approval import ApprovalRequest, Decision
 from agent_cli.engine.backend import Run, RunResult, StopReason
 from agent_cli.engine.items import AssistantItem, Item, ToolItem, UserItem
 from agent_cli.errors import AgentError
+from agent_cli.policy import modes
 from agent_cli.providers.base import Usage
 from agent_cli.tools.base import Effect, Tool, ToolContext, ToolRegistry, ToolResult, tool
 
 TASK_TOOL = "task"
-MODE_ORDER = ("read-only", "ask", "full")  # each allows more than the one before
 
 SUBAGENT_PROMPT = """
 You are a sub-agent: another agent handed you one focused task, given in the first message.
@@ -62,8 +62,7 @@ allows."""
 
 def capped(wanted: str, parent: str) -> str:
     """The lower of two modes: a sub-agent never does more than its parent may."""
-    rank = {mode: n for n, mode in enumerate(MODE_ORDER)}
-    return wanted if rank.get(wanted, 0) <= rank.get(parent, 0) else parent
+    return modes.capped(wanted, parent)
 
 
 class RoundBudget:
@@ -197,6 +196,16 @@ class ChildRun(Run):
         )
         self.parent = parent
         self.scope = task_item.id
+        self._own_mode = mode
+
+    @property
+    def mode_owner(self) -> str:
+        if self.mode == self.parent.mode:
+            return self.parent.mode_owner
+        return (
+            f"this sub-agent (its definition allows {self._own_mode}, while "
+            f"{self.parent.mode_owner} is in {self.parent.mode} mode)"
+        )
 
     def add(self, item: Item) -> None:
         item.parent = self.scope

@@ -27,6 +27,7 @@ SUMMARIES = {
     "config": "The settings: show the merged values and where each comes from, the file, edit it.",
     "subagents": "Sub-agent definitions the model may hand focused work to with the task tool.",
     "tasks": "Scheduled prompts: add, list, run, and the timer that runs what is due.",
+    "sandbox": "Which sandbox commands run in and what it allows, proven by a self-test.",
 }
 
 

@@ -49,7 +49,7 @@ def acp(
     provider: Annotated[str | None, typer.Option(help="The provider (a config entry).")] = None,
     mode: Annotated[
         Mode | None,
-        typer.Option(help="ask, read-only or full for new sessions (default: ask)."),
+        typer.Option(help="ask, auto, read-only or full for new sessions (default: ask)."),
     ] = None,
     debug: Annotated[
         bool, typer.Option("--debug", help="Write a debug log; show tracebacks.")

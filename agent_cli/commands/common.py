@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import TypeVar
 
 from agent_cli.errors import AgentError, ConfigError, UsageError
+from agent_cli.policy.modes import MODES
+from agent_cli.sandbox.plan import MODES as SANDBOX_MODES
 
-
-class Mode(StrEnum):
-    """The modes, as a choice for `--mode` options."""
-
-    ask = "ask"
-    read_only = "read-only"
-    full = "full"
+# The modes, as a choice for `--mode` options.
+Mode = StrEnum("Mode", {mode.replace("-", "_"): mode for mode in MODES})  # type: ignore[misc]
+# How commands are confined, as a choice for `--sandbox` (SPEC §14).
+SandboxMode = StrEnum("SandboxMode", {mode: mode for mode in SANDBOX_MODES})  # type: ignore[misc]
+SANDBOX_HELP = "How commands are confined: auto (default), bwrap, landlock, or off."
 
 
 T = TypeVar("T")

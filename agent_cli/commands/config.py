@@ -432,7 +432,7 @@ def template() -> str:
 
 # model = "gpt-4o"              # default: the provider's default_model, else the server's first
 # provider = "openai"           # a [providers.NAME] entry or a preset: {", ".join(s.PRESETS)}
-# mode = "{s.DEFAULT_MODE}"                  # ask, read-only or full
+# mode = "{s.DEFAULT_MODE}"                  # ask, auto, read-only or full
 # max_rounds = {s.DEFAULT_MAX_ROUNDS}
 # connect_timeout = {s.DEFAULT_CONNECT_TIMEOUT:g}          # seconds
 # read_timeout = {s.DEFAULT_READ_TIMEOUT:g}            # seconds of silence in a stream

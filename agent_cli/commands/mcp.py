@@ -105,11 +105,16 @@ def _list(workspace: Path) -> int:
         return 0
 
     from agent_cli.settings import load_settings
+    from agent_cli.wiring import sandbox_of
 
-    policy = load_settings(workspace).shell_environment  # what a run's servers inherit
+    settings = load_settings(workspace)
+    policy = settings.shell_environment  # what a run's servers inherit
 
     async def ask() -> tuple[list[ServerStatus], list[str]]:
-        servers = McpServers(list(chosen.values()), workspace, os.environ, env_policy=policy)
+        servers = McpServers(
+            list(chosen.values()), workspace, os.environ, env_policy=policy,
+            sandbox=sandbox_of(settings),
+        )  # fmt: skip
         try:
             _, notices = await servers.tools()
             return await servers.status(), notices

@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agent_cli import __version__
-from agent_cli.commands.common import guarded, start_debug_log, workspace_from
+from agent_cli.commands.common import (
+    SANDBOX_HELP,
+    SandboxMode,
+    guarded,
+    start_debug_log,
+    workspace_from,
+)
+from agent_cli.policy.modes import MODES, MODES_TEXT
 
 if TYPE_CHECKING:
     from agent_cli.settings import Flags
@@ -33,7 +40,10 @@ def root(
     resume: Annotated[str | None, typer.Option(help="Go on with conversation ID.")] = None,
     model: Annotated[str | None, typer.Option(help="The model to use.")] = None,
     provider: Annotated[str | None, typer.Option(help="The provider (a config entry).")] = None,
-    mode: Annotated[str | None, typer.Option(help="ask (default), read-only or full.")] = None,
+    mode: Annotated[
+        str | None, typer.Option(help="ask (default), auto, read-only or full.")
+    ] = None,
+    sandbox: Annotated[SandboxMode | None, typer.Option(help=SANDBOX_HELP)] = None,
     no_save: Annotated[
         bool, typer.Option("--no-save", help="Do not store the conversation.")
     ] = False,
@@ -72,11 +82,12 @@ def root(
 
         if debug:
             start_debug_log()
-        if mode is not None and mode not in ("ask", "read-only", "full"):
+        if mode is not None and mode not in MODES:
             from agent_cli.errors import UsageError
 
-            raise UsageError(f"Unknown mode {mode!r} — use ask, read-only or full.")
-        flags = Flags(model=model, provider=provider, mode=mode, debug=debug)
+            raise UsageError(f"Unknown mode {mode!r} — use {MODES_TEXT}.")
+        chosen = sandbox.value if sandbox else None
+        flags = Flags(model=model, provider=provider, mode=mode, debug=debug, sandbox=chosen)
         opening = Opening(resume=resume, continue_last=continue_last, save=not no_save)
         return _interactive(flags, opening, plain or not _can_host_tui(), cwd, agent)
 

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
-from agent_cli.commands.common import Mode, guarded, start_debug_log, workspace_from
+from agent_cli.commands.common import (
+    SANDBOX_HELP,
+    Mode,
+    SandboxMode,
+    guarded,
+    start_debug_log,
+    workspace_from,
+)
 from agent_cli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -45,7 +52,9 @@ def run(
     provider: Annotated[str | None, typer.Option(help="The provider (a config entry).")] = None,
     mode: Annotated[
         Mode | None,
-        typer.Option(help="ask, read-only or full. Default: ask on a terminal, else read-only."),
+        typer.Option(
+            help="ask, auto, read-only or full. Default: ask on a terminal, else read-only."
+        ),
     ] = None,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Allow every change (mode full).")
@@ -78,6 +87,7 @@ def run(
         typer.Option(help="Another coding agent (see `agent agents`) instead of the built-in one."),
     ] = None,
     cwd: Annotated[Path | None, typer.Option(help="Work in this folder.")] = None,
+    sandbox: Annotated[SandboxMode | None, typer.Option(help=SANDBOX_HELP)] = None,
 ) -> None:
     """Run one request to its end and print the answer (for scripts and CI)."""
 
@@ -96,7 +106,13 @@ def run(
             quiet=quiet,
             compact=compact,
             opening=Opening(resume=resume, continue_last=continue_last, save=not no_save),
-            flags=Flags(model=model, provider=provider, max_rounds=max_rounds, debug=debug),
+            flags=Flags(
+                model=model,
+                provider=provider,
+                max_rounds=max_rounds,
+                debug=debug,
+                sandbox=sandbox.value if sandbox else None,
+            ),
             cwd=cwd,
             agent=agent,
         )

@@ -77,7 +77,11 @@ def add(
         str | None, typer.Option(help="Once, at a local YYYY-MM-DDTHH:MM; then it switches off.")
     ] = None,
     mode: Annotated[
-        Mode, typer.Option(help="ask, read-only or full. Nobody can approve, so ask refuses.")
+        Mode,
+        typer.Option(
+            help="ask, auto, read-only or full. Nobody can approve: ask refuses changes, "
+            "auto runs only edits and sandboxed commands."
+        ),
     ] = Mode.read_only,
     workspace: Annotated[
         Path | None, typer.Option(help="The folder it works in (default: this one).")

@@ -16,10 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agent_cli.policy.modes import MODES
+
 __all__ = ["Argument", "Command", "Option", "describe", "render_all"]
 
 # Choices for options that take a plain string but accept only these words.
-KNOWN_CHOICES: Mapping[str, tuple[str, ...]] = {"--mode": ("ask", "read-only", "full")}
+KNOWN_CHOICES: Mapping[str, tuple[str, ...]] = {"--mode": MODES}
 # Options whose value is a folder, when their type does not say so.
 FOLDER_OPTIONS = ("--cwd",)
 

@@ -48,6 +48,8 @@ class ApprovalRequest:
     # (all must match for the line to be allowed); "" when no rule could allow the line.
     suggested_rule: str = ""
     proposed: str | None = None  # for an edit: the file as it would be, for $EDITOR
+    # For a command the sandbox stopped: what it stopped; a yes runs it again outside.
+    outside: str = ""
     _future: asyncio.Future[Decision] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -76,4 +78,5 @@ class ApprovalRequest:
             "cwd": self.cwd,
             "diff": self.diff,
             "suggested_rule": self.suggested_rule,
+            "outside": self.outside,
         }

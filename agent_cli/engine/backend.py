@@ -79,6 +79,11 @@ class Run:
         """Read on every call: the person may switch it while a run waits."""
         return self._mode()
 
+    @property
+    def mode_owner(self) -> str:
+        """Whose mode `mode` is, for a refusal the model reads."""
+        return "the conversation"
+
     def add(self, item: Item) -> None:
         self.conversation.items.append(item)
         self.changed.add(item.id)

@@ -82,6 +82,7 @@ from agent_cli.frontends.acp_updates import (
     tool_start,
     tool_view,
 )
+from agent_cli.policy.modes import MODES_TEXT
 from agent_cli.policy.rules import split_rules
 from agent_cli.tools.base import FileAccess
 from agent_cli.tools.workspace import Workspace
@@ -90,6 +91,11 @@ log = logging.getLogger(__name__)
 
 MODES = (
     ("ask", "Ask", "Reads freely; asks before changing files, running commands or MCP tools."),
+    (
+        "auto",
+        "Auto",
+        "Edits in the workspace and sandboxed commands run; MCP calls and leaving the sandbox ask.",
+    ),
     ("read-only", "Read-only", "Only reads: every change is refused, and the model is told why."),
     ("full", "Full", "Changes files and runs commands without asking."),
 )
@@ -197,7 +203,7 @@ class AcpServer:
     ) -> SetSessionModeResponse:
         served = self._get(session_id)
         if mode_id not in {mode for mode, _name, _text in MODES}:
-            raise UsageError(f"There is no mode {mode_id!r} — use ask, read-only or full.")
+            raise UsageError(f"There is no mode {mode_id!r} — use {MODES_TEXT}.")
         served.session.set_mode(mode_id)
         return SetSessionModeResponse()
 
@@ -325,7 +331,9 @@ class Served:
         """Ask the client; its answer resolves our request ("cancelled" is a no)."""
         item = request.item
         view = tool_view(item, self.workspace)
-        call = permission_call(item, view, self.workspace.root, request.command, request.cwd)
+        call = permission_call(
+            item, view, self.workspace.root, request.command, request.cwd, request.outside
+        )
         await self.outbox.flushed()  # the tool call is on the client's screen first
         try:
             response = await self._client.request_permission(

@@ -125,15 +125,19 @@ def tool_progress(
 
 
 def permission_call(
-    item: ToolItem, view: ToolView, root: Path, command: str = "", cwd: str = ""
+    item: ToolItem, view: ToolView, root: Path, command: str = "", cwd: str = "", outside: str = ""
 ) -> ToolCallUpdate:
-    """The tool call a permission request is about: the diff, or the command and folder."""
+    """The tool call a permission request is about: the diff, or the command and folder
+    (and, for one the sandbox stopped, what it stopped: a yes runs it outside)."""
     content = _content(item, view, root)
     if command:
         content.append(tool_content(text_block(f"```sh\n{command}\n```\nin {cwd or root}")))
+    title = view.title
+    if outside:
+        title = f"Run outside the sandbox (it stopped {outside}): {view.title}"
     return ToolCallUpdate(
         tool_call_id=item.id,
-        title=view.title,
+        title=title,
         kind=view.kind,  # type: ignore[arg-type]
         status=view.status,  # type: ignore[arg-type]
         content=content or None,

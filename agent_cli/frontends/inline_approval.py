@@ -19,8 +19,8 @@ from pathlib import Path
 
 from agent_cli.engine.approval import ApprovalRequest, Decision, Scope
 from agent_cli.engine.events import ApprovalRequested, Event
+from agent_cli.policy.modes import MODES
 
-MODES = ("ask", "read-only", "full")
 SCOPES: dict[str, Scope] = {"c": "conversation", "p": "project", "e": "everywhere"}
 
 
@@ -129,6 +129,9 @@ def _show(console, request: ApprovalRequest) -> None:
     item = request.item
     if request.kind == "command":
         body = Text.assemble(("$ ", "bold"), (request.command, "bold cyan"), f"\nin {request.cwd}")
+        if request.outside:
+            body.append(f"\nThe sandbox stopped it: {request.outside}.", "bold yellow")
+            body.append("\nRun it again outside the sandbox, unconfined?")
     elif request.diff:
         body = Syntax(request.diff, "diff", theme="ansi_dark", word_wrap=True)
     else:

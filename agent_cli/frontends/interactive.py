@@ -17,10 +17,10 @@ from agent_cli.engine.items import Conversation
 from agent_cli.engine.session import Session
 from agent_cli.engine.store import Store
 from agent_cli.errors import AgentError
+from agent_cli.policy.modes import MODES, MODES_TEXT
 from agent_cli.providers.base import ModelInfo
 from agent_cli.settings import Price
 
-MODES = ("ask", "read-only", "full")
 # Folders `@path` completion never lists files from: tools', caches and builds.
 MENTION_SKIPPED_FOLDERS = frozenset(
     {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", "build", "dist",
@@ -50,7 +50,7 @@ class Command:
 
 COMMANDS: tuple[Command, ...] = (
     Command("help", "list the commands and keys"),
-    Command("mode", "show or switch the mode", "/mode [ask|read-only|full]"),
+    Command("mode", "show or switch the mode", f"/mode [{'|'.join(MODES)}]"),
     Command("model", "show or switch the model", "/model [NAME]"),
     Command("new", "start a new conversation"),
     Command("sessions", "list this folder's conversations, or resume one", "/sessions [ID]"),
@@ -127,6 +127,9 @@ class Interactive:
     agents: AgentChoices | None = None
     prices: Callable[[str], Price | None] = lambda _model: None
     questions: Questions = field(default_factory=Questions)
+    # "no sandbox" when commands run unconfined, else "" (it may start bwrap once: call it
+    # off the UI thread).
+    unconfined: Callable[[], str] = lambda: ""
 
     async def aclose(self) -> None:
         """End the current session's run and release the provider."""
@@ -173,10 +176,10 @@ class Interactive:
     async def _mode(self, argument: str) -> Reply:
         if not argument:
             return Reply(
-                f"The mode is `{self.session.mode}`. Switch with `/mode ask|read-only|full`."
+                f"The mode is `{self.session.mode}`. Switch with `/mode {'|'.join(MODES)}`."
             )
         if argument not in MODES:
-            return Reply(f"Unknown mode `{argument}` — use ask, read-only or full.", "warn")
+            return Reply(f"Unknown mode `{argument}` — use {MODES_TEXT}.", "warn")
         self.session.set_mode(argument)
         return Reply(f"Mode switched to `{argument}`; the next call reads it.")
 

@@ -203,11 +203,16 @@ class Refusals:
 
     def __init__(self) -> None:
         self.count = 0
+        self.outside = 0  # of them, commands the sandbox stopped: not run again outside it
 
     def __call__(self, event: Event) -> None:
         if type(event) is ApprovalRequested:
-            self.count += 1
-            event.request.resolve(Decision("no", NO_TERMINAL_REASON))  # type: ignore[union-attr]
+            request = event.request  # type: ignore[union-attr]
+            if request.outside:
+                self.outside += 1
+            else:
+                self.count += 1
+            request.resolve(Decision("no", NO_TERMINAL_REASON))
 
 
 async def run_once(
@@ -246,11 +251,18 @@ async def run_once(
         loop.remove_signal_handler(signal.SIGINT)
         await session.aclose()
     try:
+        texts = []
         if refusals.count:
-            text = (
+            texts.append(
                 f"{refusals.count} change(s) were refused: there is no terminal to ask on. "
                 "Use --mode full or --yes to allow changes in this run."
             )
+        if refusals.outside:
+            texts.append(
+                f"{refusals.outside} command(s) the sandbox stopped were not run outside it: "
+                "there is no terminal to ask on. Allow them with a rule, or use --sandbox off."
+            )
+        for text in texts:
             if isinstance(printer, StreamJsonPrinter):
                 printer(NoticeEvent(text, "warn"))
             else:

@@ -3,10 +3,16 @@
 `decide` answers allow, ask or refuse for a call from the tool's declared side
 effect, the mode, the rules and — for commands — the read-only rule. Tools
 never decide approval themselves.
+
+`auto` lets the sandbox carry the risk (SPEC §14): a command runs without a
+card when it runs sandboxed, an edit when it stays in the workspace and off
+the paths that run later outside any control (`.git`, `.agent`). MCP calls
+still ask: the sandbox does not hold them.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -14,7 +20,12 @@ from typing import Any, NamedTuple, Protocol
 
 from agent_cli.tools.base import Effect, Tool, ToolRegistry
 
-MODES = ("ask", "read-only", "full")
+MODES = ("ask", "auto", "read-only", "full")
+"""The one list of modes; everything else that names them reads it."""
+MODES_TEXT = ", ".join(MODES[:-1]) + " or " + MODES[-1]
+STRICTNESS = ("read-only", "ask", "auto", "full")
+"""Each allows more than the one before (a sub-agent's mode is capped by its parent's)."""
+PROTECTED_NAMES = (".git", ".agent")
 SHELL_TOOL = "exec_shell_command"
 
 
@@ -29,10 +40,12 @@ class PolicyDecision(NamedTuple):
     reason: str = ""  # for REFUSE: what the model reads
     rule: str = ""  # for ALLOW by a rule: which rule, and from which scope
     changes: bool = True  # False for reads and read-only commands: no checkpoint needed
+    unsandboxed: bool = False  # a rule lets this command run outside the sandbox
 
 
 class Rules(Protocol):
-    """Allow/deny rules; `match` returns ("allow"|"deny", "rule (scope)") or None."""
+    """Allow/deny rules; `match` returns ("allow"|"deny"|"unsandboxed", "rule (scope)") or
+    None ("unsandboxed": an allow kept from the card that let a command leave the sandbox)."""
 
     def match(self, tool: str, args: Mapping[str, Any]) -> tuple[str, str] | None: ...
 
@@ -41,6 +54,11 @@ def check_mode(mode: str) -> str:
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
     return mode
+
+
+def capped(mode: str, cap: str) -> str:
+    """The stricter of two modes."""
+    return min(mode, cap, key=STRICTNESS.index)
 
 
 def offered(tools: ToolRegistry, mode: str) -> ToolRegistry:
@@ -57,7 +75,11 @@ def decide(
     mode: str,
     workspace: Path,
     rules: Rules | None = None,
+    sandboxed: bool = False,
+    owner: str = "the conversation",
 ) -> PolicyDecision:
+    """`sandboxed`: commands run in an OS sandbox (what `auto` relies on); `owner`: whose
+    mode `mode` is (a sub-agent's own may be stricter than the conversation's)."""
     if tool.effect is Effect.READ:
         return PolicyDecision(Verdict.ALLOW, changes=False)
     matched = rules.match(tool.name, args) if rules is not None else None
@@ -68,14 +90,38 @@ def decide(
     if mode == "read-only":
         return PolicyDecision(
             Verdict.REFUSE,
-            "Not done: the conversation is in read-only mode, which allows no changes and "
-            "only read-only commands. Continue with reading, or ask the person to switch mode.",
+            f"Not done: {owner} is in read-only mode, which allows no changes and only "
+            "read-only commands. Continue with reading, or ask the person to switch mode.",
         )
+    if matched is not None and matched[0] == "unsandboxed":
+        return PolicyDecision(Verdict.ALLOW, rule=matched[1], unsandboxed=True)
     if mode == "full":
         return PolicyDecision(Verdict.ALLOW)
     if matched is not None:
         return PolicyDecision(Verdict.ALLOW, rule=matched[1])
+    if mode == "auto" and _auto_allows(tool, args, workspace, sandboxed):
+        return PolicyDecision(Verdict.ALLOW)
     return PolicyDecision(Verdict.ASK)
+
+
+def _auto_allows(tool: Tool, args: Mapping[str, Any], workspace: Path, sandboxed: bool) -> bool:
+    if tool.effect is Effect.EXEC:
+        return sandboxed and tool.name == SHELL_TOOL
+    if tool.effect is not Effect.WRITE or tool.mcp:
+        return False
+    path = args.get("path")
+    return isinstance(path, str) and not _protected(workspace, path)
+
+
+def _protected(workspace: Path, path: str) -> bool:
+    """Whether a write to `path` lands in `.git` or `.agent` (through links too), or
+    leaves the workspace: those ask in `auto`."""
+    root = os.path.realpath(workspace)
+    real = os.path.realpath(os.path.join(root, os.path.expanduser(path)))
+    if os.path.commonpath([root, real]) != root:
+        return True
+    parts = Path(os.path.relpath(real, root)).parts
+    return bool(parts) and parts[0] in PROTECTED_NAMES
 
 
 def _reads_only(tool: Tool, args: Mapping[str, Any], workspace: Path) -> bool:

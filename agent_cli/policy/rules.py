@@ -104,30 +104,38 @@ class RuleSet:
                     self._rules.append((verdict, Rule.parse(text), scope))
 
     def match(self, tool: str, args: Mapping[str, Any]) -> tuple[str, str] | None:
-        """("deny"|"allow", "RULE (scope)") for the first deny, else the first allow.
+        """("deny"|"unsandboxed"|"allow", "RULE (scope)") for the first deny, else the first
+        allow that lets a command leave the sandbox, else the first allow.
 
         A command line is matched when each of its simple commands is; the answer then
-        names every rule it took, `R1 + R2 (scope)`.
+        names every rule it took, `R1 + R2 (scope)`. It leaves the sandbox only if every
+        one of them was allowed to.
         """
         subject = self._subject(tool, args)
         for verdict, rule, scope in self._rules:
             if verdict == "deny" and _denies(rule, tool, subject):
                 return verdict, f"{rule} ({scope})"
-        rules = [(r, s) for v, r, s in self._rules if v == "allow" and r.tool == tool]
-        used = _covering(rules, tool, subject)
-        return ("allow", _describe(used, "")) if used else None
+        for wanted in ("unsandboxed", "allow"):
+            kinds = ("unsandboxed",) if wanted == "unsandboxed" else ("unsandboxed", "allow")
+            rules = [(r, s) for v, r, s in self._rules if v in kinds and r.tool == tool]
+            used = _covering(rules, tool, subject)
+            if used:
+                return wanted, _describe(used, ", unsandboxed" if wanted == "unsandboxed" else "")
+        return None
 
-    def add(self, text: str, scope: Scope) -> None:
+    def add(self, text: str, scope: Scope, unsandboxed: bool = False) -> None:
         """Add the allow rules chosen with "always", one a line (`suggest_rule` offers one per
         simple command of a line); all or none: a rule that cannot be read adds nothing.
-        Project and everywhere rules are persisted."""
+        Project and everywhere rules are persisted. `unsandboxed`: the calls they allow run
+        outside the sandbox (from the card that offered to run a command the sandbox stopped)."""
         rules = [Rule.parse(line) for line in split_rules(text)]
         if not rules:
             raise ValueError("No rule was given: write TOOL or TOOL(PATTERN), one a line")
+        verdict = "unsandboxed" if unsandboxed else "allow"
         if scope in ("project", "everywhere"):  # kept first: a rule that cannot be is not used
-            saved = [*self._load(scope), *(("allow", str(rule)) for rule in rules)]
+            saved = [*self._load(scope), *((verdict, str(rule)) for rule in rules)]
             self._save(scope, saved)
-        self._rules += [("allow", rule, scope) for rule in rules]
+        self._rules += [(verdict, rule, scope) for rule in rules]
 
     def _subject(self, tool: str, args: Mapping[str, Any]) -> str | None:
         if tool == SHELL_TOOL:

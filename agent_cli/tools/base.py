@@ -16,10 +16,22 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal, NamedTuple, Protocol, get_args, get_origin
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Literal,
+    NamedTuple,
+    Protocol,
+    get_args,
+    get_origin,
+)
 
 from agent_cli.providers.base import ToolSpec
 from agent_cli.tools.environment import EnvironmentPolicy
+
+if TYPE_CHECKING:
+    from agent_cli.sandbox.launch import Sandbox
 
 # What the model reads of one result; the person sees all of it.
 MODEL_RESULT_CAP = 12 * 1024
@@ -43,6 +55,7 @@ class ToolResult(NamedTuple):
     is_error: bool = False
     diff: str = ""
     file: str = ""
+    stopped: str = ""  # for a command: what the sandbox stopped ("" if nothing)
 
 
 class ArgumentError(ValueError):
@@ -73,6 +86,10 @@ class ToolContext:
     extra: dict[str, Any] = field(default_factory=dict)
     # When set, read_file/write_file/edit_file read and write file text through it.
     files: FileAccess | None = None
+    # Where commands run (SPEC §14); None or an inactive one: unconfined.
+    sandbox: Sandbox | None = None
+    read_only: bool = False  # the call was allowed as read-only: nothing is writable
+    unsandboxed: bool = False  # the person allowed this call to leave the sandbox
 
 
 class FileChange(NamedTuple):

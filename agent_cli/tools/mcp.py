@@ -31,11 +31,15 @@ import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from agent_cli.errors import ToolError
 from agent_cli.tools.base import ArgumentError, Effect, Tool, ToolContext, ToolResult
 from agent_cli.tools.environment import EnvironmentPolicy
 from agent_cli.tools.mcp_listings import Listed, forget, from_sdk, listing_key, recall, remember
+
+if TYPE_CHECKING:
+    from agent_cli.sandbox.launch import Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +75,8 @@ class ServerConfig:
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     disabled: bool = False
+    sandbox: bool = False  # a stdio server started in the commands' sandbox
+    network: bool = False  # with `sandbox`: the network open to it
     source: str = "user"  # "user" or "workspace"
     file: Path | None = None
 
@@ -298,8 +304,10 @@ class _Server:
         env: Mapping[str, str],
         env_policy: EnvironmentPolicy,
         start_timeout: float,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.config = config
+        self.sandbox = sandbox
         self.workspace = workspace
         self.env = env  # the user's whole environment: what an entry's ${VAR} names
         self.env_policy = env_policy  # what of it a stdio server inherits
@@ -422,9 +430,15 @@ class _Server:
                 inherited = self.env_policy.apply(self.env)
                 env = inherited | {k: value(v) for k, v in config.env.items()}
                 cwd = self.workspace / Path(value(config.cwd)).expanduser()  # "" is the workspace
+                argv = [value(config.command), *(value(a) for a in config.args)]
+                if config.sandbox:
+                    if self.sandbox is None or not self.sandbox.active:
+                        why = self.sandbox.mechanism.reason if self.sandbox else "none is set up"
+                        raise ToolError(f"it asks for the sandbox, and there is none: {why}")
+                    argv = self.sandbox.wrap(argv, self.workspace, config.network)
                 command = StdioServerParameters(
-                    command=value(config.command),
-                    args=[value(a) for a in config.args],
+                    command=argv[0],
+                    args=argv[1:],
                     env=env,
                     cwd=str(cwd),
                     # Bytes that are not UTF-8 would end the SDK's reader and hang every call.
@@ -578,13 +592,15 @@ class McpServers:
         *,
         env_policy: EnvironmentPolicy | None = None,
         start_timeout: float = MCP_START_TIMEOUT,
+        sandbox: Sandbox | None = None,
     ) -> None:
         """`env`: the user's whole environment; `env_policy` says what of it a stdio server
-        inherits (the default: all but secret-looking names), before its entry's own `env`."""
+        inherits (the default: all but secret-looking names), before its entry's own `env`.
+        `sandbox`: where an entry with `"sandbox": true` starts."""
         self.configs = list(configs)
         policy = env_policy or EnvironmentPolicy()
         self._servers = [
-            _Server(c, workspace, env, policy, start_timeout)
+            _Server(c, workspace, env, policy, start_timeout, sandbox)
             for c in self.configs
             if not c.disabled
         ]

@@ -12,6 +12,11 @@ in between, so a chatty command cannot fill memory.
 
 The environment is the user's as the context's `env_policy` filters it: by
 default without every variable whose name looks like a secret (SPEC §13).
+
+Where the context has a sandbox, the shell starts inside it (SPEC §14), with
+nothing writable for a call the policy allowed as read-only. A failure the
+sandbox caused is named on the result (`ToolResult.stopped`); what to do about
+it (a card to run it again outside, or telling the model) is the loop's.
 """
 
 from __future__ import annotations
@@ -20,10 +25,12 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
 import time
-from collections.abc import Mapping
-from typing import Annotated, Any
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, NamedTuple
 
+from agent_cli.sandbox.failures import stopped_by
 from agent_cli.tools.base import Effect, ToolContext, ToolResult, tool
 from agent_cli.tools.environment import SECRET_NAME_PATTERNS, scrubbed_env
 
@@ -193,14 +200,21 @@ async def _finish(
         transport.close()
 
 
-async def _run(
-    command: str, cwd: str, env: dict[str, str], timeout: float, limit: int
-) -> tuple[str, bool]:
-    """The command's result text, and whether it timed out."""
+class _Start(NamedTuple):
+    """How to start the shell: plain, or as the sandbox says."""
+
+    argv: list[str]
+    env: dict[str, str]
+    preexec_fn: Callable[[], None] | None = None
+    pass_fds: tuple[int, ...] = ()
+
+
+async def _run(start: _Start, cwd: str, timeout: float, limit: int) -> tuple[str, bool, int | None]:
+    """The command's result text, whether it timed out, and its exit code."""
     proc = await asyncio.create_subprocess_exec(
-        SHELL, "-c", command, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
+        *start.argv, cwd=cwd, env=start.env, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=start.preexec_fn, pass_fds=start.pass_fds,
     )  # fmt: skip
     assert proc.stdout is not None
     output = _Output(limit)
@@ -223,7 +237,7 @@ async def _run(
         await _finish(proc, reader, exited)
         raise
     await _finish(proc, reader, exited)
-    return _result_text(output, proc.returncode, note, timed_out), timed_out
+    return _result_text(output, proc.returncode, note, timed_out), timed_out, proc.returncode
 
 
 def _result_text(output: _Output, code: int | None, note: str, timed_out: bool) -> str:
@@ -261,8 +275,28 @@ async def exec_shell_command(
     seconds = max(1, min(timeout, SHELL_MAX_TIMEOUT))
     limit = max(1, min(max_output_size, SHELL_MAX_OUTPUT))
     env = ctx.env_policy.apply(ctx.env or os.environ)
+    root = str(ctx.workspace.root)
+    sandbox = None if ctx.unsandboxed else ctx.sandbox
+    if sandbox is None or not sandbox.active:
+        return (await _start(_Start([SHELL, "-c", command], env), root, seconds, limit))[0]
+    plan = sandbox.plan(ctx.workspace.root, env, write=not ctx.read_only)
     try:
-        text, timed_out = await _run(command, str(ctx.workspace.root), env, seconds, limit)
-    except OSError as exc:
-        return ToolResult(f"The command could not be started ({exc}).", is_error=True)
-    return ToolResult(text, is_error=timed_out)
+        with sandbox.launch([SHELL, "-c", command], plan, env) as launch:
+            start = _Start(launch.argv, launch.env, launch.preexec_fn, launch.pass_fds)
+            result, code = await _start(start, root, seconds, limit)
+    except OSError as exc:  # the sandbox could not be set up: nothing ran
+        return ToolResult(f"The sandbox could not start the command ({exc}).", is_error=True)
+    stopped = "" if result.is_error else stopped_by(result.text, code, sandbox.kind, plan.network)
+    text = result.text + "".join(f"\n{note}" for note in launch.notes)
+    return result._replace(text=text, stopped=stopped)
+
+
+async def _start(
+    start: _Start, cwd: str, seconds: float, limit: int
+) -> tuple[ToolResult, int | None]:
+    """The result, and the exit code (None when it did not start or timed out)."""
+    try:
+        text, timed_out, code = await _run(start, cwd, seconds, limit)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return ToolResult(f"The command could not be started ({exc}).", is_error=True), None
+    return ToolResult(text, is_error=timed_out), None if timed_out else code

@@ -157,6 +157,33 @@ async def test_same_failure_three_times_stops(tmp_path):
     assert "3 times" in session.conversation.items[-1].text
 
 
+async def test_two_calls_failing_together_every_round_stop_after_three(tmp_path):
+    """Seen with Gemma 3 270M on llama.cpp: the same two failing calls every round went on
+    for 22 rounds while a single "last failure" was compared."""
+    pair = (("read_file", '{"path": "path_to_file"}'), ("file_glob_search", '{"path": "p"}'))
+    turns = [
+        calls(*((f"r{r}-{k}", tool, args) for k, (tool, args) in enumerate(pair))) for r in range(8)
+    ]
+    session, provider, _ = make_session(tmp_path, turns)
+    result = await session.send("x")
+    assert result.reason is StopReason.REPEATED_FAILURE
+    assert len(provider.requests) == 3
+
+
+async def test_a_failure_that_changes_or_pauses_starts_counting_again(tmp_path):
+    turns = [
+        calls(("a", "nope", '{"a": 1}')),
+        calls(("b", "nope", '{"a": 1}')),
+        calls(("c", "get_info", "{}")),  # a round without that failure
+        calls(("d", "nope", '{"a": 1}')),
+        calls(("e", "nope", '{"a": 2}')),  # other arguments: another failure
+        answer("done"),
+    ]
+    session, _, _ = make_session(tmp_path, turns)
+    result = await session.send("x")
+    assert result.reason is StopReason.ANSWERED
+
+
 async def test_reads_run_concurrently_and_results_keep_call_order(tmp_path):
     turn = calls(
         ("a", "slow_read", '{"name": "a", "seconds": 0.2}'),

@@ -321,6 +321,21 @@ async def test_the_parents_mode_is_read_at_each_call(tmp_path: Path) -> None:
     assert not (tmp_path / "out.txt").exists()
 
 
+async def test_a_refusal_names_the_sub_agents_own_limit(tmp_path: Path) -> None:
+    touch = calls(("x1", "exec_shell_command", '{"command": "touch made.txt"}'))
+    turns = [calls(task("t1", "make a file")), touch, answer("could not"), answer("ok")]
+    session, _, _ = make_session(tmp_path, turns, mode="ask", subagents=subagents())
+    await send(session, "go")
+    refused = next(
+        i for i in session.conversation.items if isinstance(i, ToolItem) and i.call_id == "x1"
+    )
+    assert refused.state == "denied"
+    assert "this sub-agent (its definition allows read-only" in refused.result
+    assert "the conversation is in ask mode" in refused.result
+    assert "Not done: the conversation is in read-only mode" not in refused.result
+    assert not (tmp_path / "made.txt").exists()
+
+
 async def test_full_parent_and_default_child_only_reads(tmp_path: Path) -> None:
     turns = [calls(task("t1", "look")), answer("looked"), answer("ok")]
     session, provider, _ = make_session(tmp_path, turns, mode="full", subagents=subagents())

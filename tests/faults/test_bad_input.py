@@ -75,7 +75,7 @@ def test_invalid_config_toml_is_exit_2_naming_file_and_line(fake, workspace, whe
 def test_unknown_mode_flag_is_a_usage_error(fake, workspace):
     result = agent(workspace, "run", "--mode", "fast", "hi", fake=fake)
     assert result.returncode == 2
-    assert "'fast' is not one of 'ask', 'read-only', 'full'" in err(result)
+    assert "'fast' is not one of 'ask', 'auto', 'read-only', 'full'" in err(result)
     assert "Traceback" not in err(result)
     assert fake.requests == [] and saved() == []
 
@@ -89,7 +89,7 @@ def test_unknown_mode_in_the_user_config_is_exit_2_naming_the_file(fake, workspa
     result = agent(workspace, "run", "--continue", "again", fake=fake)
     assert result.returncode == 2
     line = one_sentence(err(result))
-    assert "'fast'" in line and str(config) in line and "ask, read-only or full" in line
+    assert "'fast'" in line and str(config) in line and "ask, auto, read-only or full" in line
 
     config.write_text('mode = "read-only"\n')
     assert_goes_on(fake, workspace, stored)

@@ -301,7 +301,8 @@ def test_a_command_ignoring_sigterm_is_killed_with_its_group(fake, workspace):
         text("It had to be killed."),
     )
     started = time.monotonic()
-    result = agent(workspace, "run", "stubborn", "--yes", fake=fake)
+    # Unsandboxed: the pids it writes are the host's (the sandboxed case: tests/sandbox).
+    result = agent(workspace, "run", "stubborn", "--yes", "--sandbox", "off", fake=fake)
     assert time.monotonic() - started < 15, "the SIGKILL after the grace period did not come"
     assert result.returncode == 0, err(result)
     assert "timed out after 1 s" in tool_result(fake)
@@ -316,7 +317,7 @@ def test_a_bounded_fork_bomb_leaves_no_process_behind(fake, workspace):
         text("Stopped them all."),
     )
     started = time.monotonic()
-    result = agent(workspace, "run", "spawn", "--yes", fake=fake)
+    result = agent(workspace, "run", "spawn", "--yes", "--sandbox", "off", fake=fake)
     assert time.monotonic() - started < 15
     assert result.returncode == 0, err(result)
     assert "timed out after 1 s" in tool_result(fake)

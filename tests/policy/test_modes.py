@@ -122,5 +122,5 @@ def test_tools_that_could_only_be_refused_are_not_offered() -> None:
 
 def test_an_unknown_mode_is_a_clear_error() -> None:
     assert check_mode("full") == "full"
-    with pytest.raises(ValueError, match="use one of ask, read-only, full"):
+    with pytest.raises(ValueError, match="use one of ask, auto, read-only, full"):
         check_mode("yolo")

@@ -24,7 +24,7 @@ from agent_cli.backends.prompt import system_prompt
 from agent_cli.engine.items import Conversation, ToolItem
 from agent_cli.engine.session import Session
 from agent_cli.providers.scripted import ScriptedProvider, answer, calls
-from agent_cli.tools.base import ArgumentError, Effect, ToolContext, ToolRegistry
+from agent_cli.tools.base import ArgumentError, Effect, ToolContext, ToolRegistry, ToolResult
 from agent_cli.tools.builtin import builtin_tools
 from agent_cli.tools.environment import EnvironmentPolicy
 from agent_cli.tools.mcp import McpServers, McpTool, ServerConfig, to_result, tool_name
@@ -82,7 +82,7 @@ async def test_stdio_server_tools_and_results(workspace: Path):
         assert echo.title({"text": "hi"}) == "docs: echo text=hi"
         assert found["docs_do_thing_x"].server_tool == "do.thing/x"
 
-        assert await call(echo, text="hello") == ("hello", False, "", "")
+        assert await call(echo, text="hello") == ToolResult("hello")
         assert (await call(found["docs_add"], a=2, b=3)).text == "5"
         assert (await call(found["docs_do_thing_x"])).text == "done"
         failed = await call(found["docs_fail"], message="no way")
@@ -282,7 +282,7 @@ def test_structured_only_and_empty_results():
     structured = to_result(CallToolResult(content=[], structured_content={"n": 1}))
     assert json.loads(structured.text) == {"n": 1} and not structured.is_error
     empty = to_result(CallToolResult(content=[], is_error=True))
-    assert empty == ("(the tool returned nothing)", True, "", "")
+    assert empty == ToolResult("(the tool returned nothing)", is_error=True)
 
 
 # ------------------------------------------------------------------- HTTP

@@ -307,6 +307,7 @@ class AgentApp(App[int]):
         found = branch_status(self.interactive.workspace)
         branch = "" if found is None else found[0] + ("*" if found[1] else "")
         self.call_from_thread(setattr, self.status, "branch", branch)
+        self.call_from_thread(setattr, self.status, "unconfined", self.interactive.unconfined())
 
     # -- sending -----------------------------------------------------------------------
 

@@ -223,7 +223,11 @@ class ApprovalScreen(ModalScreen[Decision]):
                 yield Input(id="reason", placeholder="reason (optional)")
             with Vertical(id="always-panel", classes="panel"):
                 yield Static(
-                    self._always_heading("Always allow calls matching this rule:"),
+                    self._always_heading(
+                        "Always run commands matching this rule outside the sandbox:"
+                        if self.request.outside
+                        else "Always allow calls matching this rule:"
+                    ),
                     id="always-heading",
                 )
                 # One field a rule: a compound line is offered one per simple command.
@@ -260,6 +264,8 @@ class ApprovalScreen(ModalScreen[Decision]):
         if self.request.item.mcp:
             # MCP's readOnlyHint is the server's claim, shown but never trusted (SPEC §8).
             return self.request.item.mcp_label
+        if self.request.outside:
+            return "command · outside the sandbox"
         if not self.hunks:
             return self.request.kind
         added = sum(hunk.added for hunk in self.hunks)
@@ -276,6 +282,14 @@ class ApprovalScreen(ModalScreen[Decision]):
                 ),
                 id="command",
             )
+            if request.outside:
+                yield Static(
+                    Content.assemble(
+                        ("The sandbox stopped it: ", "bold $warning"),
+                        f"{request.outside}.\nRun it again outside the sandbox, unconfined?",
+                    ),
+                    id="outside",
+                )
         elif request.diff:
             with VerticalScroll(id="unified", classes="body"):
                 yield DiffText(request.diff, id="diff")

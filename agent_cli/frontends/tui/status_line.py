@@ -24,6 +24,7 @@ class StatusLine(Widget):
     branch: reactive[str] = reactive("")  # "main" or "main*" (dirty); "" outside git
     model: reactive[str] = reactive("")
     mode: reactive[str] = reactive("")
+    unconfined: reactive[str] = reactive("")  # "no sandbox" when commands run unconfined
     tokens: reactive[int] = reactive(0)  # used by the whole conversation
     in_context: reactive[int] = reactive(0)  # in the last round's request, 0 when unknown
     context: reactive[int] = reactive(0)  # the model's context window, 0 when unknown
@@ -61,7 +62,7 @@ class StatusLine(Widget):
 
     def render(self) -> Content:
         # The spinner redraws this ten times a second: the rest is built once per change.
-        key = (self.workspace, self.branch, self.model, self.mode, self.tokens)
+        key = (self.workspace, self.branch, self.model, self.mode, self.unconfined, self.tokens)
         key += (self.in_context, self.context, self.cost, self.hint)
         if key != self._key:
             self._key, self._fields = key, self._render_fields()
@@ -74,6 +75,8 @@ class StatusLine(Widget):
         parts.append(Content.from_markup("[$foreground-muted] · [/]$model", model=self.model))
         mode = Content.from_markup("[$foreground-muted] · [/][b $accent]$mode", mode=self.mode)
         parts.append(mode)
+        if self.unconfined:
+            parts.append(Content.from_markup(" [$warning]$what", what=self.unconfined))
         used = f"{count_text(self.tokens)} tokens"
         if self.context:
             used += f" · context {count_text(self.in_context)} / {count_text(self.context)}"

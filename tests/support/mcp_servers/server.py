@@ -1,7 +1,7 @@
 """A configurable MCP server for the tests, written with the official SDK.
 
     python server.py [--name N] [--pids FILE] [--slow SECONDS] [--child] [--garbage]
-                     [--faults] [--http PORT]
+                     [--faults] [--shell] [--http PORT]
 
 --pids writes the server's pid to FILE first thing (JSON); --slow then sleeps
 (a server too slow to start); --child starts a `sleep` in the server's process
@@ -9,6 +9,8 @@ group and adds its pid to FILE (to see that a close ends the whole group);
 --garbage writes a line that is not JSON-RPC to stdout before serving;
 --faults adds tools that break the transport (`garbage`, `freeze`; off by
 default so the usual listing stays as it is);
+--shell adds `sh`, which runs a command and answers with its output and exit
+code (to see what a sandboxed server can reach);
 --http serves Streamable HTTP on 127.0.0.1:PORT instead of stdio.
 
 --wait-for FILE holds the start (after --pids, --slow) until FILE exists, so a
@@ -36,6 +38,7 @@ def main() -> None:
     parser.add_argument("--child", action="store_true")
     parser.add_argument("--garbage", action="store_true")
     parser.add_argument("--faults", action="store_true")
+    parser.add_argument("--shell", action="store_true")
     parser.add_argument("--http", type=int, default=0)
     parser.add_argument("--wait-for", default="")
     parser.add_argument("--naps", default="")
@@ -57,6 +60,13 @@ def main() -> None:
         # The SDK points fd 1 at stderr while it serves (prints cannot break the protocol);
         # a copy of the pipe taken now lets `garbage` write to the wire all the same.
         add_fault_tools(server, os.dup(1))
+    if options.shell:
+
+        @server.tool()
+        def sh(command: str) -> str:
+            done = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True)
+            return f"{done.stdout}{done.stderr}[exit {done.returncode}]"
+
     if options.http:
         server.run("streamable-http", host="127.0.0.1", port=options.http)
     else:
