@@ -40,7 +40,7 @@ from agent_cli.engine.backend import Run
 from agent_cli.engine.items import ToolItem
 from agent_cli.settings import HOOK_EVENTS, Hook
 from agent_cli.tools.environment import EnvironmentPolicy
-from agent_cli.tools.shell import SHELL, _kill_group
+from agent_cli.tools.shell import SHELL, kill_group, start_in_group
 
 log = logging.getLogger(__name__)
 
@@ -202,10 +202,9 @@ async def run_hook(hook: Hook, payload: dict[str, Any], cwd: Path, env: dict[str
     """Run one hook command with `payload` as JSON on stdin, within its timeout."""
     data = json.dumps(payload, ensure_ascii=False, default=str).encode()
     try:
-        proc = await asyncio.create_subprocess_exec(
+        proc = await start_in_group(  # its own process group: a timeout kills all of it
             SHELL, "-c", hook.command, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,  # its own process group: a timeout kills all of it
         )  # fmt: skip
     except OSError as e:
         return HookRun(None, "", f"could not be started ({e.strerror or e})")
@@ -226,7 +225,7 @@ async def run_hook(hook: Hook, payload: dict[str, Any], cwd: Path, env: dict[str
 
 async def _end(pgid: int, talk: asyncio.Future[Any]) -> None:
     """Kill the hook's whole process group, then let its pipes close and the shell be reaped."""
-    await _kill_group(pgid)
+    await kill_group(pgid)
     with contextlib.suppress(TimeoutError, OSError):
         await asyncio.wait_for(asyncio.shield(talk), 1.0)
     talk.cancel()

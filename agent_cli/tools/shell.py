@@ -40,7 +40,9 @@ __all__ = [
     "SHELL_MAX_OUTPUT",
     "SHELL_MAX_TIMEOUT",
     "exec_shell_command",
+    "kill_group",
     "scrubbed_env",
+    "start_in_group",
 ]
 
 SHELL = "/bin/sh"
@@ -158,7 +160,7 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-async def _kill_group(pgid: int) -> None:
+async def kill_group(pgid: int) -> None:
     """SIGTERM the group, SIGKILL whatever is left after the grace period."""
     _signal_group(pgid, signal.SIGTERM)
     try:
@@ -169,6 +171,24 @@ async def _kill_group(pgid: int) -> None:
         raise
     _signal_group(pgid, signal.SIGKILL)
     await _wait_group(pgid, 1.0)
+
+
+async def start_in_group(*argv: str, **options: Any) -> asyncio.subprocess.Process:
+    """`asyncio.create_subprocess_exec` in a new session (so its own process group), that
+    a stop while it starts cannot leave half done: asyncio alone would kill only the
+    leader, and what it had already started would go on. The start is let finish, then
+    the whole group is ended."""
+    starting = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(*argv, start_new_session=True, **options)
+    )
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with contextlib.suppress(OSError):
+            started = await starting
+            await kill_group(started.pid)
+            await started.wait()
+        raise
 
 
 # ------------------------------------------------------------------ the tool
@@ -211,10 +231,10 @@ class _Start(NamedTuple):
 
 async def _run(start: _Start, cwd: str, timeout: float, limit: int) -> tuple[str, bool, int | None]:
     """The command's result text, whether it timed out, and its exit code."""
-    proc = await asyncio.create_subprocess_exec(
+    proc = await start_in_group(
         *start.argv, cwd=cwd, env=start.env, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True, preexec_fn=start.preexec_fn, pass_fds=start.pass_fds,
+        preexec_fn=start.preexec_fn, pass_fds=start.pass_fds,
     )  # fmt: skip
     assert proc.stdout is not None
     output = _Output(limit)
@@ -225,15 +245,15 @@ async def _run(start: _Start, cwd: str, timeout: float, limit: int) -> tuple[str
         done, _ = await asyncio.wait({exited}, timeout=timeout)
         if not done:
             timed_out = True
-            await _kill_group(proc.pid)
+            await kill_group(proc.pid)
             note = f"[timed out after {timeout:g} s; the command's processes were killed]"
         else:
             done, _ = await asyncio.wait({reader}, timeout=SHELL_DRAIN_GRACE)
             if not done and _group_alive(proc.pid):
-                await _kill_group(proc.pid)
+                await kill_group(proc.pid)
                 note = "[background processes still holding the output were stopped]"
     except asyncio.CancelledError:
-        await _kill_group(proc.pid)
+        await kill_group(proc.pid)
         await _finish(proc, reader, exited)
         raise
     await _finish(proc, reader, exited)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import subprocess
 from pathlib import Path
@@ -135,6 +136,24 @@ async def test_cancellation_kills_the_whole_group_and_propagates(
         await within(task)
     # SIGKILL is sent as the cancel goes through; the processes end a moment later.
     await eventually(lambda: live_members(pgid) == [], "the group to end")
+
+
+async def test_a_stop_while_the_command_starts_still_ends_what_it_started(
+    ctx: ToolContext, tmp_path: Path
+) -> None:
+    """Cancelled at once, while asyncio is still starting the shell: once the cancel has
+    gone through, nothing the shell started holds its lock (the stop waits for the start
+    to finish and then ends the whole group, not only the shell)."""
+    lock = tmp_path / "lock"
+    for _ in range(20):
+        task = asyncio.create_task(run(ctx, f"flock {lock} sleep 600 & sleep 600", timeout=60))
+        await asyncio.sleep(0)  # the call is under way, the process not yet started
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await within(task)
+        with open(lock, "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises if a sleep holds it
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 async def test_background_child_holding_the_pipe_does_not_hang(
