@@ -22,6 +22,7 @@ from agent_cli.settings import ProviderSettings, Settings
 if TYPE_CHECKING:
     from agent_cli.backends.catalog import AgentSpec
     from agent_cli.frontends.interactive import AgentChoice, Interactive, Questions
+    from agent_cli.providers.http_common import StreamingProvider
     from agent_cli.sandbox.launch import Sandbox, SandboxConfig
     from agent_cli.tools.base import FileAccess, Tool
     from agent_cli.tools.environment import EnvironmentPolicy
@@ -67,6 +68,7 @@ def open_conversation(
 
 def make_provider(provider: ProviderSettings, settings: Settings) -> Provider:
     """The provider for a configured entry, by its wire format (`kind`)."""
+    provider_class: type[StreamingProvider]
     if provider.kind == "openai":
         from agent_cli.providers.openai import OpenAIProvider as provider_class
     elif provider.kind == "anthropic":

@@ -37,7 +37,7 @@ from agent_cli.backends.acp_mapping import (
     propose,
     read_text,
 )
-from agent_cli.engine.approval import ApprovalRequest, Decision
+from agent_cli.engine.approval import ApprovalKind, ApprovalRequest, Decision
 from agent_cli.engine.items import ToolItem
 from agent_cli.tools.base import FileChange, ToolContext
 from agent_cli.tools.diffs import unified_diff
@@ -154,6 +154,7 @@ class AgentClient:
             proposed = await asyncio.to_thread(propose, raw, self.workspace)
             if proposed is not None:
                 item.diff, item.file = proposed.diff, item.file or proposed.relative
+        kind: ApprovalKind
         if item.diff or item.tool in ("edit", "delete", "move"):
             kind, command = "edit", ""
         elif item.tool == "execute":

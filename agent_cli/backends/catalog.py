@@ -12,7 +12,7 @@ import difflib
 import shutil
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,6 @@ BUILTIN = "builtin"
 """The built-in agent's id: reserved, never a catalog entry."""
 
 CATALOG_FILE = Path(__file__).with_name("agents.toml")
-_LIST_FIELDS = ("args", "needs")
 
 
 @dataclass(frozen=True)
@@ -81,15 +80,20 @@ def find_agent(catalog: Mapping[str, AgentSpec], agent_id: str) -> AgentSpec:
 
 def _spec(agent_id: str, entry: Mapping[str, Any], base: AgentSpec | None) -> AgentSpec:
     """An entry as a spec: on top of `base` (a shipped entry the user changes) if given."""
-    values = {key: tuple(value) if key in _LIST_FIELDS else value for key, value in entry.items()}
-    if "env" in values:
-        values["env"] = dict(values["env"])
-    if base is not None:
-        return replace(base, **values)
-    if not values.get("command"):
-        raise ConfigError(
-            f'[agents.{agent_id}] in the config has no command — add command = "PROGRAM" '
-            "(and args = [...] if it needs any)."
-        )
-    values.setdefault("name", agent_id)
-    return AgentSpec(id=agent_id, **values)
+    if base is None:
+        if not entry.get("command"):
+            raise ConfigError(
+                f'[agents.{agent_id}] in the config has no command — add command = "PROGRAM" '
+                "(and args = [...] if it needs any)."
+            )
+        base = AgentSpec(id=agent_id, name=agent_id, command=entry["command"])
+    return AgentSpec(
+        id=base.id,
+        name=entry.get("name", base.name),
+        command=entry.get("command", base.command),
+        args=tuple(entry.get("args", base.args)),
+        needs=tuple(entry.get("needs", base.needs)),
+        env=dict(entry["env"]) if "env" in entry else base.env,
+        install=entry.get("install", base.install),
+        gated=entry.get("gated", base.gated),
+    )

@@ -35,7 +35,7 @@ from agent_cli.backends.file_changes import Snapshot, changes_listed, snapshot
 from agent_cli.engine.approval import DENY
 from agent_cli.engine.backend import Run, RunResult, StopReason
 from agent_cli.engine.handoff import transcript
-from agent_cli.engine.items import UserItem
+from agent_cli.engine.items import NoticeLevel, UserItem
 from agent_cli.errors import AgentError, UsageError
 from agent_cli.providers.base import Usage
 from agent_cli.tools.workspace import Workspace
@@ -225,7 +225,8 @@ class ExternalAgent:
         assert process.stdin is not None and process.stdout is not None
         client = AgentClient(Workspace(self.workspace), self.commands, self._checkpoint)
         self._client = client
-        self._conn = connect_to_agent(client, process.stdin, process.stdout)
+        # The SDK calls only the methods a client has: AgentClient serves a subset of `Client`.
+        self._conn = connect_to_agent(client, process.stdin, process.stdout)  # type: ignore[arg-type]
         capabilities = ClientCapabilities(
             fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
             terminal=False,  # its commands run in its own process, after a permission
@@ -408,7 +409,7 @@ class ExternalAgent:
         if not listed:
             return
         if not self.spec.gated:
-            level = "info" if run.mode == "full" else "warn"
+            level: NoticeLevel = "info" if run.mode == "full" else "warn"
             run.notice(f"{self.spec.name} changed {listed} (agent undo restores them).", level)
             return
         run.notice(

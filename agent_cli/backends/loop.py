@@ -32,7 +32,7 @@ from agent_cli.backends.context import (
     to_messages,
 )
 from agent_cli.backends.round_stream import RoundStream
-from agent_cli.engine.approval import ApprovalRequest, Decision
+from agent_cli.engine.approval import ApprovalKind, ApprovalRequest, Decision
 from agent_cli.engine.backend import Run, RunResult, StopReason
 from agent_cli.engine.items import Item, SummaryItem, ToolItem, UserItem
 from agent_cli.errors import AgentError, ContextTooLong, ProviderHTTPError, ToolError
@@ -431,7 +431,7 @@ class BuiltinLoop:
     ) -> tuple[Decision, FileChange | None] | None:
         """Show the card until the person answers for the diff as it stands; None if denied."""
         command = args.get("command", "") if tool.effect is Effect.EXEC else ""
-        kind = "command" if command else "edit" if change is not None else "tool"
+        kind: ApprovalKind = "command" if command else "edit" if change is not None else "tool"
         suggested = suggest_rule(tool.name, args, self.context.workspace)
         while True:
             request = ApprovalRequest(

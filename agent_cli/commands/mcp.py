@@ -307,7 +307,7 @@ def trust_question(file: Path, servers: list[ServerConfig]) -> str:
     from agent_cli.backends.hooks import trust_question as hooks_question
 
     if servers and isinstance(servers[0], ProjectHook):  # its hooks ask through the same door
-        return hooks_question(file, servers)  # type: ignore[arg-type]
+        return hooks_question(file, servers)
     lines = [f"{file} wants to start these MCP servers:"]
     for server in servers:
         if server.url:
@@ -338,12 +338,14 @@ def inline_trust(workspace: Path) -> Callable[[Path], bool]:
 
 def ask_trust_inline(file: Path, servers: list[ServerConfig]) -> bool:
     """Ask on the terminal (stderr + prompt-toolkit) before an event loop runs; True for yes."""
-    from prompt_toolkit import prompt
+    from prompt_toolkit import PromptSession
     from prompt_toolkit.output import create_output
 
     print(trust_question(file, servers), file=sys.stderr)
+    # `output` belongs to the session: the `prompt()` shortcut refuses it (a TypeError).
+    session: PromptSession[str] = PromptSession(output=create_output(stdout=sys.stderr))
     try:
-        answer = prompt("[y/N]: ", output=create_output(stdout=sys.stderr))
+        answer = session.prompt("[y/N]: ")
     except (EOFError, KeyboardInterrupt):
         return False
     return answer.strip().lower() in ("y", "yes")

@@ -210,7 +210,7 @@ def _run(options: RunOptions) -> int:
             if (options.agent or conversation.agent) == "builtin":
                 await route.get()
             saving = store if options.opening.save else None
-            ask_trust = None
+            ask_trust: wiring.AskTrust | None = None
             if terminal:
                 from agent_cli.commands.mcp import ask_trust_inline_async as ask_trust
             session = wiring.routed_session(settings, conversation, saving, route, ask_trust)

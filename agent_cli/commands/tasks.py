@@ -25,6 +25,8 @@ ID = Annotated[str, typer.Argument(help="The task's id (see `agent tasks list`),
 DEBUG = Annotated[bool, typer.Option("--debug", help="Write a debug log; show tracebacks.")]
 NAME_WORDS = 5  # a task named after its prompt gets this many words of it
 
+READ_ONLY = Mode("read-only")  # a task's default (Mode is built from MODES, by value)
+
 
 def register(app: typer.Typer) -> None:
     tasks = typer.Typer(
@@ -82,7 +84,7 @@ def add(
             help="ask, auto, read-only or full. Nobody can approve: ask refuses changes, "
             "auto runs only edits and sandboxed commands."
         ),
-    ] = Mode.read_only,
+    ] = READ_ONLY,
     workspace: Annotated[
         Path | None, typer.Option(help="The folder it works in (default: this one).")
     ] = None,

@@ -16,6 +16,7 @@ from agent_cli.engine.items import ToolItem, item_to_json
 
 Answer = Literal["yes", "no", "always"]
 Scope = Literal["conversation", "project", "everywhere"]
+ApprovalKind = Literal["edit", "command", "tool"]
 
 
 class Decision(NamedTuple):
@@ -40,7 +41,7 @@ class ApprovalRequest:
     """One call waiting for a person's answer."""
 
     item: ToolItem
-    kind: Literal["edit", "command", "tool"]
+    kind: ApprovalKind
     command: str = ""
     cwd: str = ""
     diff: str = ""

@@ -4,46 +4,55 @@ Every front end (the TUI, the line REPL, `--output stream-json`, `agent acp`)
 is only a subscriber. Subscribers are plain callables, called in order on the
 event loop's thread; one that needs to do slow work hands it off itself.
 Each event knows its JSON form, which is the stream-json line. Events are
-NamedTuples: immutable, cheap to define and to create (one per streamed token).
+frozen dataclasses with slots; their `type` is a class variable. Deltas are
+batched per event-loop turn (`Run.delta`), so creating one is not per token.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agent_cli.engine.items import Item, item_to_json
 from agent_cli.providers.base import Usage
 
+if TYPE_CHECKING:
+    from agent_cli.engine.approval import ApprovalRequest
 
-class RunStarted(NamedTuple):
-    type = "run_started"
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    type: ClassVar[str] = "run_started"
     conversation: str
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "conversation": self.conversation}
 
 
-class ItemAdded(NamedTuple):
-    type = "item_added"
+@dataclass(frozen=True, slots=True)
+class ItemAdded:
+    type: ClassVar[str] = "item_added"
     item: Item
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "item": item_to_json(self.item)}
 
 
-class ItemUpdated(NamedTuple):
-    type = "item_updated"
+@dataclass(frozen=True, slots=True)
+class ItemUpdated:
+    type: ClassVar[str] = "item_updated"
     item: Item
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "item": item_to_json(self.item)}
 
 
-class Delta(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Delta:
     """More text or reasoning of a streaming assistant item."""
 
-    type = "delta"
+    type: ClassVar[str] = "delta"
     item: str
     text: str = ""
     reasoning: str = ""
@@ -57,16 +66,18 @@ class Delta(NamedTuple):
         return data
 
 
-class ApprovalRequested(NamedTuple):
-    type = "approval_requested"
-    request: Any  # agent_cli.engine.approval.ApprovalRequest
+@dataclass(frozen=True, slots=True)
+class ApprovalRequested:
+    type: ClassVar[str] = "approval_requested"
+    request: ApprovalRequest
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, **self.request.to_json()}
 
 
-class ApprovalResolved(NamedTuple):
-    type = "approval_resolved"
+@dataclass(frozen=True, slots=True)
+class ApprovalResolved:
+    type: ClassVar[str] = "approval_resolved"
     item: str
     answer: str
     reason: str = ""
@@ -75,8 +86,9 @@ class ApprovalResolved(NamedTuple):
         return {"type": self.type, "item": self.item, "answer": self.answer, "reason": self.reason}
 
 
-class NoticeEvent(NamedTuple):
-    type = "notice"
+@dataclass(frozen=True, slots=True)
+class NoticeEvent:
+    type: ClassVar[str] = "notice"
     text: str
     level: str = "info"
 
@@ -84,8 +96,9 @@ class NoticeEvent(NamedTuple):
         return {"type": self.type, "text": self.text, "level": self.level}
 
 
-class UsageEvent(NamedTuple):
-    type = "usage"
+@dataclass(frozen=True, slots=True)
+class UsageEvent:
+    type: ClassVar[str] = "usage"
     usage: Usage
     total: Usage
 
@@ -93,15 +106,16 @@ class UsageEvent(NamedTuple):
         return {"type": self.type, "usage": self.usage._asdict(), "total": self.total._asdict()}
 
 
-class RunFinished(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class RunFinished:
     """The run ended; `reason` is one of the `StopReason` values; `error` says why it failed."""
 
-    type = "run_finished"
+    type: ClassVar[str] = "run_finished"
     reason: str
     error: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        data = {"type": self.type, "reason": self.reason}
+        data: dict[str, Any] = {"type": self.type, "reason": self.reason}
         if self.error:
             data["error"] = self.error
         return data

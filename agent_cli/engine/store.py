@@ -10,6 +10,7 @@ the next Store in the folder removes those whose writer is gone.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import json
 import os
@@ -164,7 +165,7 @@ class Store:
             f"{conversation_id!r} matches {len(matches)} conversations — give more of the id."
         )
 
-    def _files_newest_first(self) -> list[Path]:
+    def _files_newest_first(self) -> builtins.list[Path]:
         if not self.directory.is_dir():
             return []
         files = [p for p in self.directory.iterdir() if p.suffix == SUFFIX]

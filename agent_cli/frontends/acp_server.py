@@ -56,6 +56,7 @@ from acp.schema import (
     SessionModeState,
     SetSessionModeResponse,
 )
+from acp.schema import StopReason as AcpStopReason
 
 from agent_cli.engine.approval import ApprovalRequest, Decision
 from agent_cli.engine.backend import StopReason
@@ -99,7 +100,7 @@ MODES = (
     ("read-only", "Read-only", "Only reads: every change is refused, and the model is told why."),
     ("full", "Full", "Changes files and runs commands without asking."),
 )
-STOP_REASONS = {
+STOP_REASONS: dict[StopReason, AcpStopReason] = {
     StopReason.ANSWERED: "end_turn",
     StopReason.STOPPED: "cancelled",
     StopReason.ROUND_LIMIT: "max_turn_requests",
@@ -291,26 +292,25 @@ class Served:
     # ------------------------------------------------------------ events
 
     def _on_event(self, event: Event) -> None:
-        kind = type(event)
-        if kind is Delta:  # the hot path: once per token
-            if event.text:  # type: ignore[union-attr]
-                own = event.item not in self._nested  # type: ignore[union-attr]
-                self.outbox.text("message" if own else "thought", event.text)  # type: ignore[union-attr]
-            if event.reasoning:  # type: ignore[union-attr]
-                self.outbox.text("thought", event.reasoning)  # type: ignore[union-attr]
-        elif kind is ItemAdded or kind is ItemUpdated:
-            item = event.item  # type: ignore[union-attr]
+        if type(event) is Delta:  # the hot path: once per token
+            if event.text:
+                own = event.item not in self._nested
+                self.outbox.text("message" if own else "thought", event.text)
+            if event.reasoning:
+                self.outbox.text("thought", event.reasoning)
+        elif type(event) is ItemAdded or type(event) is ItemUpdated:
+            item = event.item
             if isinstance(item, ToolItem):
                 self._tool(item)
             elif isinstance(item, AssistantItem) and is_nested(item):
                 self._nested.add(item.id)
-        elif kind is NoticeEvent:
-            self.outbox.text("message", notice_text(event.text, event.level))  # type: ignore[union-attr]
-        elif kind is ApprovalRequested:
-            task = asyncio.ensure_future(self._ask(event.request))  # type: ignore[union-attr]
+        elif type(event) is NoticeEvent:
+            self.outbox.text("message", notice_text(event.text, event.level))
+        elif type(event) is ApprovalRequested:
+            task = asyncio.ensure_future(self._ask(event.request))
             self._asking.add(task)
             task.add_done_callback(self._asking.discard)
-        elif kind is RunFinished:
+        elif type(event) is RunFinished:
             for task in list(self._asking):  # a stop ends waiting approvals denied
                 task.cancel()
             self._views.clear()
@@ -530,7 +530,8 @@ async def serve(open_session: OpenSession, version: str) -> int:
     if main is not None:
         loop.add_signal_handler(signal.SIGTERM, main.cancel)
     try:
-        await run_agent(server, writer, reader)
+        # The SDK calls only the methods an agent has: AcpServer serves a subset of `Agent`.
+        await run_agent(server, writer, reader)  # type: ignore[arg-type]
     except asyncio.CancelledError:
         log.info("stopped by a signal")
     finally:

@@ -35,7 +35,7 @@ class InlineApprover:
 
     def __call__(self, event: Event) -> None:
         if type(event) is ApprovalRequested:
-            task = asyncio.ensure_future(self._ask(event.request))  # type: ignore[union-attr]
+            task = asyncio.ensure_future(self._ask(event.request))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
@@ -127,6 +127,7 @@ def _show(console, request: ApprovalRequest) -> None:
     from rich.text import Text
 
     item = request.item
+    body: Text | Syntax
     if request.kind == "command":
         body = Text.assemble(("$ ", "bold"), (request.command, "bold cyan"), f"\nin {request.cwd}")
         if request.outside:

@@ -203,8 +203,8 @@ class Interactive:
         if models:
             lines += ["", "| model | context window |", "|---|---|"]
             for model in models:
-                window = f"{model.context_window:,}" if model.context_window else "—"
-                lines.append(f"| `{model.id}` | {window} |")
+                shown = f"{model.context_window:,}" if model.context_window else "—"
+                lines.append(f"| `{model.id}` | {shown} |")
             lines.append("\nSwitch with `/model NAME`.")
         return Reply("\n".join(lines), action="pick_model" if models else "")
 

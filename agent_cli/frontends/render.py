@@ -115,27 +115,26 @@ class Printer:
         self._nested: set[str] = set()  # sub-agents' answers: shown as their calls, not text
 
     def __call__(self, event: Event) -> None:
-        kind = type(event)
-        if kind is Delta:
-            if event.item in self._nested:  # type: ignore[union-attr]
+        if type(event) is Delta:
+            if event.item in self._nested:
                 return
-            if event.reasoning:  # type: ignore[union-attr]
-                self._write(event.reasoning, reasoning=True)  # type: ignore[union-attr]
-            if event.text:  # type: ignore[union-attr]
-                self._write(event.text)  # type: ignore[union-attr]
-        elif kind is ItemAdded and isinstance(event.item, AssistantItem):  # type: ignore[union-attr]
-            if event.item.parent:  # type: ignore[union-attr]
-                self._nested.add(event.item.id)  # type: ignore[union-attr]
+            if event.reasoning:
+                self._write(event.reasoning, reasoning=True)
+            if event.text:
+                self._write(event.text)
+        elif type(event) is ItemAdded and isinstance(event.item, AssistantItem):
+            if event.item.parent:
+                self._nested.add(event.item.id)
             else:
                 self.end_line()
-        elif kind is ItemUpdated and isinstance(event.item, ToolItem):  # type: ignore[union-attr]
-            self._tool(event.item)  # type: ignore[union-attr]
-        elif kind is ApprovalRequested:
-            request: ApprovalRequest = event.request  # type: ignore[union-attr]
+        elif type(event) is ItemUpdated and isinstance(event.item, ToolItem):
+            self._tool(event.item)
+        elif type(event) is ApprovalRequested:
+            request: ApprovalRequest = event.request
             self._card_diffs[request.item.id] = request.diff
-        elif kind is NoticeEvent:
-            self.print(notice(event.text, event.level))  # type: ignore[union-attr]
-        elif kind is RunFinished:
+        elif type(event) is NoticeEvent:
+            self.print(notice(event.text, event.level))
+        elif type(event) is RunFinished:
             self.end_line()
 
     def print(self, renderable: RenderableType) -> None:

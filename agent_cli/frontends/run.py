@@ -105,20 +105,19 @@ class TextPrinter:
         self._nested: set[str] = set()  # sub-agents' answers: their work, not the answer
 
     def __call__(self, event: Event) -> None:
-        kind = type(event)
         try:
-            if kind is Delta:
-                if event.text and event.item not in self._nested:  # type: ignore[union-attr]
-                    self._write(event.text)  # type: ignore[union-attr]
-            elif kind is ItemAdded and isinstance(event.item, AssistantItem):  # type: ignore[union-attr]
-                if event.item.parent:  # type: ignore[union-attr]
-                    self._nested.add(event.item.id)  # type: ignore[union-attr]
+            if type(event) is Delta:
+                if event.text and event.item not in self._nested:
+                    self._write(event.text)
+            elif type(event) is ItemAdded and isinstance(event.item, AssistantItem):
+                if event.item.parent:
+                    self._nested.add(event.item.id)
                 elif self._wrote_text:
                     self._write("\n" if self._ends_with_newline else "\n\n")
-            elif kind is ItemUpdated and isinstance(event.item, ToolItem):  # type: ignore[union-attr]
-                self._tool_line(event.item)  # type: ignore[union-attr]
-            elif kind is NoticeEvent and (not self.quiet or event.level == "error"):  # type: ignore[union-attr]
-                self._line(f"agent: {event.text}")  # type: ignore[union-attr]
+            elif type(event) is ItemUpdated and isinstance(event.item, ToolItem):
+                self._tool_line(event.item)
+            elif type(event) is NoticeEvent and (not self.quiet or event.level == "error"):
+                self._line(f"agent: {event.text}")
         except BrokenPipeError:
             self.gone()
 
@@ -207,7 +206,7 @@ class Refusals:
 
     def __call__(self, event: Event) -> None:
         if type(event) is ApprovalRequested:
-            request = event.request  # type: ignore[union-attr]
+            request = event.request
             if request.outside:
                 self.outside += 1
             else:
@@ -298,7 +297,7 @@ def _last_notice(items: list[Item]) -> str:
 def _notices_to(err: TextIO) -> Callable[[Event], None]:
     def show(event: Event) -> None:
         if type(event) is NoticeEvent:
-            err.write(f"agent: {event.text}\n")  # type: ignore[union-attr]
+            err.write(f"agent: {event.text}\n")
 
     return show
 

@@ -172,7 +172,7 @@ class RuleSet:
         if path is None:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"workspace": str(self.workspace.root), "rules": []}
+        data: dict[str, Any] = {"workspace": str(self.workspace.root), "rules": []}
         data["rules"] = [{"verdict": v, "rule": r} for v, r in rules]
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")

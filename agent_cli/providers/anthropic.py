@@ -253,15 +253,15 @@ class MessagesDecoder:
                 call.parts.append(text)
                 events.append(ToolCallDelta(call.index, text))
             return events
-        text = block.get("text") if kind == "text" else None
+        said = block.get("text") if kind == "text" else None
         if kind == "thinking":
             thinking = block.get("thinking")
             if thinking:
                 self.produced = True
                 return [ReasoningDelta(thinking)]
-        elif text:
+        elif said:
             self.produced = True
-            return [TextDelta(text)]
+            return [TextDelta(said)]
         return _NO_EVENTS
 
     def _add_usage(self, usage: object) -> None:

@@ -61,7 +61,7 @@ class ReasoningDelta(NamedTuple):
 class ToolCallStarted(NamedTuple):
     """The first fragment of a call: its position in the round, id and name."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index, which nothing calls
     id: str
     name: str
 
@@ -69,14 +69,14 @@ class ToolCallStarted(NamedTuple):
 class ToolCallDelta(NamedTuple):
     """More of a call's arguments as written so far (a JSON text fragment)."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index, which nothing calls
     fragment: str
 
 
 class ToolCallFinished(NamedTuple):
     """A call complete: `arguments` is the whole text, parsed by the loop once."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index, which nothing calls
     id: str
     name: str
     arguments: str

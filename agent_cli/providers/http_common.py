@@ -61,7 +61,8 @@ USER_AGENT = f"agent-cli/{__version__}"
 _JSON_HEADERS = {"Content-Type": "application/json"}
 _PROXY_ENV = ("http_proxy", "https_proxy", "all_proxy")
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
-_scan_json = json.JSONDecoder().scan_once  # see parse_json
+# see parse_json; typeshed does not declare the decoder's (documented in its source) scan_once
+_scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 # Request and response bodies at debug level (`--debug`); the log's handler redacts secrets.
 log = logging.getLogger(__name__)
 
@@ -192,7 +193,9 @@ class StreamingProvider:
                     "POST", self._stream_url, content=payload, headers=_JSON_HEADERS
                 ) as response:
                     await self._check_stream_response(response)
-                    async with aclosing(response.aiter_bytes()) as chunks:
+                    # httpx types this async generator as a bare AsyncIterator (no aclose)
+                    raw = response.aiter_bytes()
+                    async with aclosing(raw) as chunks:  # type: ignore[type-var]
                         parser = SSEParser()
                         async for chunk in chunks:
                             for data in parser.feed_data(chunk):
@@ -288,8 +291,8 @@ class StreamingProvider:
 
     def _parse_models(self, response: httpx.Response) -> list[ModelInfo]:
         if log.isEnabledFor(logging.DEBUG):
-            status, body = response.status_code, self._text(response.content)
-            log.debug("GET %s: %d %s", self._models_url, status, body)
+            status, text = response.status_code, self._text(response.content)
+            log.debug("GET %s: %d %s", self._models_url, status, text)
         if not 200 <= response.status_code < 300:
             raise self._http_failure(response, response.content)
         try:

@@ -35,7 +35,8 @@ _X32_BIT = 0x40000000
 _AUDIT_X86_64 = 0xC000003E
 
 # (audit arch, socket, socketcall or None, io_uring setup/enter/register) per ABI.
-_ABIS = {
+# Per architecture, per ABI: (audit arch, socket, socketcall or None, io_uring calls).
+_ABIS: dict[str, list[tuple[int, int, int | None, tuple[int, ...]]]] = {
     "x86_64": [(_AUDIT_X86_64, 41, None, (425, 426, 427)), (0x40000003, 359, 102, (425, 426, 427))],
     "aarch64": [(0xC00000B7, 198, None, (425, 426, 427)), (0x40000028, 281, None, (425, 426, 427))],
 }

@@ -70,7 +70,7 @@ async def _converse(
 
     def remember(event: Event) -> None:
         if type(event) is RunFinished:
-            finished.append(event)  # type: ignore[arg-type]
+            finished.append(event)
 
     try:
         session = wiring.routed_session(settings, conversation, store, route)

@@ -144,7 +144,8 @@ def _render_lines(data: bytes, start: int, end: int | None, append_loc: bool) ->
     count is only taken when a note needs it.
     """
     budget = MODEL_RESULT_CAP - READ_NOTE_ROOM
-    pos, out, used, number = line_offset(data, start - 1), [], 0, start
+    out: list[bytes] = []
+    pos, used, number = line_offset(data, start - 1), 0, start
     while (end is None or number <= end) and pos < len(data):
         stop = data.find(b"\n", pos)
         stop = len(data) if stop < 0 else stop + 1

@@ -256,7 +256,7 @@ def _record_spawns(stdio: Any) -> None:
         return process
 
     recorded.agent_records = True  # type: ignore[attr-defined]
-    stdio._create_platform_compatible_process = recorded  # type: ignore[attr-defined]
+    stdio._create_platform_compatible_process = recorded
 
 
 async def _end_group(pid: int) -> None:

@@ -357,7 +357,13 @@ def _scan_file(search: _Search, full: str, shown: str) -> None:
         return
     if search.lower_needle is not None and search.lower_needle not in data.lower():
         return
-    subject: bytes | str = data.decode("utf-8", "replace") if search.text_mode else data
+    if search.text_mode:
+        _scan_subject(search, shown, data.decode("utf-8", "replace"))
+    else:
+        _scan_subject(search, shown, data)
+
+
+def _scan_subject(search: _Search, shown: str, subject: AnyStr) -> None:
     first = search.regex.search(subject)
     if first is None:
         return

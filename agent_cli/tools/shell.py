@@ -248,8 +248,8 @@ async def _run(start: _Start, cwd: str, timeout: float, limit: int) -> tuple[str
             await kill_group(proc.pid)
             note = f"[timed out after {timeout:g} s; the command's processes were killed]"
         else:
-            done, _ = await asyncio.wait({reader}, timeout=SHELL_DRAIN_GRACE)
-            if not done and _group_alive(proc.pid):
+            drained, _ = await asyncio.wait({reader}, timeout=SHELL_DRAIN_GRACE)
+            if not drained and _group_alive(proc.pid):
                 await kill_group(proc.pid)
                 note = "[background processes still holding the output were stopped]"
     except asyncio.CancelledError:

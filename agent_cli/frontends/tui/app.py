@@ -272,10 +272,10 @@ class AgentApp(App[int]):
         """A yes/no the agent needs (may a workspace's own servers run?), as a modal."""
         from agent_cli.frontends.tui.question import Question
 
-        answered: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        answered: asyncio.Future[bool | None] = asyncio.get_running_loop().create_future()
         self.push_screen(Question(question), callback=answered.set_result)
         self.bell()
-        return await answered
+        return bool(await answered)
 
     def _cost(self) -> float:
         """The conversation's cost so far; -1 when its model has no price configured."""

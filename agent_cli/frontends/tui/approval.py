@@ -131,8 +131,10 @@ def run_editor(command: list[str], stdin: int | None = None) -> str | None:
 class DiffText(Static):
     """A diff (or JSON) in the theme's Pygments style, as the transcript's diffs are."""
 
-    def __init__(self, text: str, lexer: str = "diff", **kwargs: str) -> None:
-        super().__init__(**kwargs)
+    def __init__(
+        self, text: str, lexer: str = "diff", *, id: str | None = None, classes: str | None = None
+    ) -> None:
+        super().__init__(id=id, classes=classes)
         self.text, self.lexer = text, lexer
 
     def render(self) -> Syntax:
@@ -148,7 +150,7 @@ class HunkChoice(Vertical, can_focus=True):
     """One hunk of the diff with its check mark; space or a click toggles it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("space", "toggle", "Toggle the hunk", show=False),
+        Binding("space", "toggle_hunk", "Toggle the hunk", show=False),
         Binding("up", "app.focus_previous", show=False),
         Binding("down", "app.focus_next", show=False),
     ]
@@ -175,13 +177,13 @@ class HunkChoice(Vertical, can_focus=True):
         for label in self.query(".hunk-label").results(Static):
             label.update(self._label())
 
-    def action_toggle(self) -> None:
+    def action_toggle_hunk(self) -> None:
         self.chosen = not self.chosen
 
     def on_click(self, event: Click) -> None:
         event.stop()
         self.focus()
-        self.action_toggle()
+        self.action_toggle_hunk()
 
 
 class ApprovalScreen(ModalScreen[Decision]):

@@ -8,6 +8,8 @@ mounted just before it.
 
 from __future__ import annotations
 
+from textual.widget import Widget
+
 from agent_cli.engine.items import AssistantItem
 from agent_cli.frontends.tui.markdown_flow import MarkdownFlow
 from agent_cli.frontends.tui.reasoning_block import ReasoningBlock
@@ -32,8 +34,9 @@ class AssistantView(MarkdownFlow):
             self.reasoning.remove()
 
     def _mount_reasoning(self, block: ReasoningBlock) -> None:
-        if self.parent is not None:
-            self.parent.mount(block, before=self)
+        parent = self.parent
+        if isinstance(parent, Widget):
+            parent.mount(block, before=self)
 
     def grow(self, text: str, reasoning: str) -> None:
         if reasoning:

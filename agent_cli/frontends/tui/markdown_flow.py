@@ -318,7 +318,7 @@ class MarkdownFlow(Widget):
             if wait > 0 or not self._budget.allows():
                 self._retry(max(wait, RETRY_SECONDS))
                 return self._plain_strip(block, local, width, renderer)
-            self._render(block, width, renderer)
+            self._render_block(block, width, renderer)
         final = block.final.get(local)
         if final is None:
             lines = block.lines or []
@@ -332,7 +332,7 @@ class MarkdownFlow(Widget):
         styled = list(Segment.apply_style(line, style))
         return Strip(Segment.adjust_line_length(styled, width, style), width)
 
-    def _render(self, block: _Block, width: int, renderer: Renderer) -> None:
+    def _render_block(self, block: _Block, width: int, renderer: Renderer) -> None:
         estimated = block.height(width)
         clock = self._budget.clock
         started = clock()

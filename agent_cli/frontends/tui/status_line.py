@@ -62,8 +62,10 @@ class StatusLine(Widget):
 
     def render(self) -> Content:
         # The spinner redraws this ten times a second: the rest is built once per change.
-        key = (self.workspace, self.branch, self.model, self.mode, self.unconfined, self.tokens)
-        key += (self.in_context, self.context, self.cost, self.hint)
+        key = (
+            self.workspace, self.branch, self.model, self.mode, self.unconfined, self.tokens,
+            self.in_context, self.context, self.cost, self.hint,
+        )  # fmt: skip
         if key != self._key:
             self._key, self._fields = key, self._render_fields()
         return Content("").join([self._fields, self._state(), self._hint()])

@@ -140,7 +140,22 @@ def _validate(path: Path, data: dict[str, Any]) -> tuple[Theme, str]:
     syntax = data.get("syntax", "")
     if not isinstance(syntax, str) or (syntax and not _pygments_style_exists(syntax)):
         raise bad(f"`syntax` {syntax!r} is not a Pygments style")
-    return Theme(name=name, dark=dark, **colours), syntax
+    theme = Theme(
+        name=name,
+        dark=dark,
+        primary=colours["primary"],
+        secondary=colours.get("secondary"),
+        accent=colours.get("accent"),
+        foreground=colours.get("foreground"),
+        background=colours.get("background"),
+        surface=colours.get("surface"),
+        panel=colours.get("panel"),
+        success=colours.get("success"),
+        warning=colours.get("warning"),
+        error=colours.get("error"),
+        boost=colours.get("boost"),
+    )
+    return theme, syntax
 
 
 def _pygments_style_exists(name: str) -> bool:

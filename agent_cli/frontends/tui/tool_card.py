@@ -41,7 +41,7 @@ class ToolCard(Vertical, can_focus=True):
     """Compact by default; Enter or a click shows the result and the diff."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "toggle", "expand", show=False),
+        Binding("enter", "toggle_expanded", "expand", show=False),
     ]
     expanded: var[bool] = var(False, init=False)
 
@@ -81,7 +81,7 @@ class ToolCard(Vertical, can_focus=True):
             extra=extra,
         )
 
-    def action_toggle(self) -> None:
+    def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded
 
     def on_click(self, event: Click) -> None:
