@@ -58,13 +58,9 @@ def arguments(bwrap: str, plan: Plan, seccomp_fd: int | None) -> list[str]:
     args = [bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     # The command is the namespace's first process: when it ends, the kernel ends the rest
     # before its parent hears of the end (bwrap's own init would report it first).
-    args += [
-        "--unshare-pid",
-        "--as-pid-1",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--unshare-cgroup-try",
-    ]
+    # No uts or cgroup namespace: without capabilities neither can be changed, and each
+    # costs a part of a millisecond per command.
+    args += ["--unshare-pid", "--as-pid-1", "--unshare-ipc"]
     if not plan.network:
         args.append("--unshare-net")
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]

@@ -7,6 +7,7 @@ a rule somewhere else.
 
 from __future__ import annotations
 
+import functools
 import os
 import pwd
 import sys
@@ -87,30 +88,35 @@ def _real(path: Path) -> Path:
 
 
 def make_plan(config: SandboxConfig, workspace: Path, env: Mapping[str, str]) -> Plan:
+    """Worked out for each command: what exists may have changed since the last one (a
+    secret store made meanwhile is hidden from the next command on)."""
     workspace = _real(workspace)
-    hidden: list[Path] = []
-    candidates = [home / name for home in homes(env) for name in SECRET_STORES]
-    candidates += [paths.data_dir(), paths.config_dir(), paths.log_dir()]
-    candidates += [Path(os.path.expanduser(p)) for p in config.deny_read]
-    for path in candidates:
-        real = _real(path)
-        if os.path.lexists(real) and real not in hidden and real != Path("/"):
-            hidden.append(real)
-    writable = []
-    for folder in config.writable:
-        real = _real(Path(os.path.expanduser(folder)))
-        if real.is_dir() and real not in writable:
-            writable.append(real)
+    own = (paths.data_dir(), paths.config_dir(), paths.log_dir())  # the agent's own folders
+    secret, writable, kept = _candidates(config, env.get("HOME", ""), env.get("PATH", ""), own)
     protected, missing = _protected(workspace)
     return Plan(
         workspace=workspace,
-        writable=tuple(writable),
-        hidden=tuple(hidden),
+        writable=tuple(folder for folder in writable if folder.is_dir()),
+        hidden=tuple(path for path in secret if os.path.lexists(path)),
         protected=tuple(protected),
         missing_protected=tuple(missing),
         network=config.network,
-        kept_in_tmp=_kept_in_tmp(env),
+        kept_in_tmp=tuple(folder for folder in kept if folder.is_dir()),
     )
+
+
+@functools.lru_cache(maxsize=8)
+def _candidates(
+    config: SandboxConfig, home: str, path: str, own: tuple[Path, ...]
+) -> tuple[tuple[Path, ...], tuple[Path, ...], tuple[Path, ...]]:
+    """The paths that may be hidden, writable or kept, resolved once per setting (resolving
+    them is most of a plan's cost); whether each exists is asked for every command."""
+    env = {"HOME": home, "PATH": path} if home else {"PATH": path}
+    candidates = [home / name for home in homes(env) for name in SECRET_STORES]
+    candidates += [*own, *(Path(os.path.expanduser(p)) for p in config.deny_read)]
+    secret = dict.fromkeys(r for r in map(_real, candidates) if r != Path("/"))
+    writable = dict.fromkeys(_real(Path(os.path.expanduser(f))) for f in config.writable)
+    return tuple(secret), tuple(writable), _kept_in_tmp(env)
 
 
 def _kept_in_tmp(env: Mapping[str, str]) -> tuple[Path, ...]:
