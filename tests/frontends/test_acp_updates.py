@@ -11,6 +11,7 @@ from agent_cli.engine.items import AssistantItem, NoticeItem, ToolItem, UserItem
 from agent_cli.frontends.acp_updates import (
     diff_sides,
     notice_text,
+    permission_call,
     replay,
     tool_progress,
     tool_start,
@@ -139,3 +140,13 @@ def test_a_sub_agents_items_replay_as_thoughts(workspace: Workspace) -> None:
     assert replay(prompt, workspace) == []
     (thought,) = replay(answer, workspace)
     assert (thought.session_update, thought.content.text) == ("agent_thought_chunk", "Five.")
+
+
+def test_a_permission_to_leave_the_sandbox_says_so_in_its_title(workspace: Workspace) -> None:
+    item = ToolItem("exec_shell_command", "c1", title="Run npm install")
+    view = tool_view(item, workspace)
+    root = workspace.root
+    plain = permission_call(item, view, root, "npm install", str(root))
+    assert plain.title == "Run npm install"
+    outside = permission_call(item, view, root, "npm install", str(root), "the network")
+    assert outside.title == "Run outside the sandbox (it stopped the network): Run npm install"

@@ -32,6 +32,17 @@ async def test_an_mcp_call_shows_its_server_and_its_claim():
     assert "MCP" not in text and "$ touch x" in text and "in /w" in text
 
 
+async def test_a_command_the_sandbox_stopped_says_what_and_asks_to_run_it_outside():
+    item = ToolItem("exec_shell_command", "c4", title="$ npm install")
+    request = ApprovalRequest(
+        item, "command", command="npm install", cwd="/w", outside="the network"
+    )
+    text = shown(request)
+    assert "The sandbox stopped it: the network." in text
+    assert "Run it again outside the sandbox, unconfined?" in text
+    assert "The sandbox" not in shown(ApprovalRequest(item, "command", command="ls", cwd="/w"))
+
+
 async def answered(request: ApprovalRequest, typed: str) -> Decision:
     """Answer the card the way a person would, through prompt-toolkit reading a pipe."""
     with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):

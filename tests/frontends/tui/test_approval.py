@@ -270,6 +270,25 @@ async def test_a_command_card_shows_the_command_and_its_folder():
         assert isinstance(app.screen, ApprovalScreen)
 
 
+def outside_request() -> ApprovalRequest:
+    request = command_request()
+    request.outside = "a write outside the folders it may change"
+    return request
+
+
+async def test_a_card_for_a_command_the_sandbox_stopped_says_what_and_offers_outside():
+    app = CardApp(outside_request)
+    async with app.run_test(size=(110, 44)) as pilot:
+        await pilot.pause()
+        assert "pytest -q tests/unit" in text_of(app, "#command")
+        shown = text_of(app, "#outside")
+        assert "The sandbox stopped it: a write outside the folders it may change." in shown
+        assert "outside the sandbox" in shown
+        assert app.screen.query_one("#card").border_subtitle == "command · outside the sandbox"
+        await pilot.press("y")
+        assert await app.request.wait() == Decision("yes")
+
+
 async def test_an_mcp_card_shows_the_server_and_the_arguments():
     app = CardApp(mcp_request)
     async with app.run_test(size=(110, 44)) as pilot:
