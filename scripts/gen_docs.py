@@ -16,10 +16,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's package, whatever is installed
+sys.path.insert(0, str(ROOT / "scripts"))  # docs_gen: build-time code, not shipped
+
+from docs_gen import Command, describe, render_all  # noqa: E402
 
 from agent_cli import __version__  # noqa: E402
 from agent_cli.commands import SUMMARIES  # noqa: E402
-from agent_cli.docs_gen import Command, describe, render_all  # noqa: E402
 
 
 def full_tree() -> Command:

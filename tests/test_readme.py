@@ -12,10 +12,12 @@ from __future__ import annotations
 import importlib.util
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from agent_cli.docs_gen import Command
+if TYPE_CHECKING:  # build-time code under scripts/, loaded with gen_docs.py below
+    from docs_gen import Command
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

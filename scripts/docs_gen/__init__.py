@@ -140,7 +140,7 @@ def _argument(param: Any) -> Argument:
 
 def render_all(tree: Command, version: str) -> dict[str, str]:
     """Every generated file by its path in the repository."""
-    from agent_cli.docs_gen import completions, manpage
+    from docs_gen import completions, manpage
 
     return {
         "completions/agent.bash": completions.bash(tree),

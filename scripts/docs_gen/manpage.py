@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_cli import mcp_config, paths
-from agent_cli.docs_gen import Command, Option
+from docs_gen import Command, Option
 
 SPECIAL = {
     "\u2014": r"\(em",
