@@ -78,14 +78,18 @@ def _remove(path: Path) -> None:
 
 
 def _recreate(root: Path, tree: dict[str, Entry]) -> None:
-    for relative in sorted(tree, key=lambda r: r.count(os.sep) if r else -1):
+    order = sorted(tree, key=lambda r: r.count(os.sep) if r else -1)
+    for relative in order:
         kind, data, mode = tree[relative]
         path = root / relative if relative else root
         if kind == "dir":
             path.mkdir(parents=True, exist_ok=True)
-            os.chmod(path, mode)
         elif kind == "file":
             path.write_bytes(data)
             os.chmod(path, mode)
         elif kind == "link":
             os.symlink(os.fsdecode(data), path)
+    for relative in reversed(order):  # a folder's own mode last: it may not be writable
+        kind, _, mode = tree[relative]
+        if kind == "dir":
+            os.chmod(root / relative if relative else root, mode)

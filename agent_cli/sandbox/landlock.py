@@ -30,6 +30,7 @@ from functools import cache
 from pathlib import Path
 
 from agent_cli.sandbox.plan import Plan, inside
+from agent_cli.sandbox.seccomp import host_arch
 
 _SYS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
 _CREATE_RULESET_VERSION = 1
@@ -60,11 +61,7 @@ def _libc() -> ctypes.CDLL:
 
 
 def _syscalls() -> tuple[int, int, int] | None:
-    import platform
-
-    return _SYS.get(
-        platform.machine().lower().replace("amd64", "x86_64").replace("arm64", "aarch64")
-    )
+    return _SYS.get(host_arch())
 
 
 @cache
