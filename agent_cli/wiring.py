@@ -21,7 +21,7 @@ from agent_cli.settings import ProviderSettings, Settings
 
 if TYPE_CHECKING:
     from agent_cli.backends.catalog import AgentSpec
-    from agent_cli.frontends.interactive import AgentChoice, Interactive, Questions
+    from agent_cli.frontends.interactive import AgentChoice, Interactive, Listing, Questions
     from agent_cli.providers.http_common import StreamingProvider
     from agent_cli.sandbox.launch import Sandbox, SandboxConfig
     from agent_cli.tools.base import FileAccess, Tool
@@ -332,6 +332,55 @@ class Agents:
         check_agent(self.settings, agent)
 
 
+class Bench:
+    """The interactive front ends' port to what surrounds the conversation (their
+    `Workbench`): each answer is read when asked, so a change made meanwhile shows."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+
+    def mcp_servers(self) -> Listing:
+        from agent_cli import mcp_config
+        from agent_cli.frontends.interactive import Listing
+
+        configs, warnings = mcp_config.load_servers(
+            self.workspace, trusted=lambda file: mcp_config.is_trusted(self.workspace, file)
+        )
+        rows = [(c.name, c.url or " ".join([c.command, *c.args]), c.source) for c in configs]
+        return Listing(list(rows), warnings)
+
+    def skills(self) -> Listing:
+        from agent_cli.frontends.interactive import Listing
+        from agent_cli.tools.skills import Skills
+
+        found = Skills.discover(self.workspace)
+        rows = [
+            (s.name, "on" if found.is_enabled(s.name) else "off", s.source, s.description)
+            for s in found.all
+        ]
+        return Listing(list(rows), list(found.warnings))
+
+    def tasks(self) -> list[str]:
+        from agent_cli.tasks import summary_lines
+
+        return summary_lines()
+
+    def diff(self) -> str | None:
+        from agent_cli.git import workspace_diff
+
+        return workspace_diff(self.workspace)
+
+    def undo(self, conversation: str) -> str:
+        from agent_cli.git import Checkpoints
+
+        return Checkpoints(self.workspace).undo(conversation).summary(conversation)
+
+    def branch(self) -> tuple[str, bool] | None:
+        from agent_cli.git import branch_status
+
+        return branch_status(self.workspace)
+
+
 def external_backend(settings: Settings, conversation: Conversation) -> Backend:
     from agent_cli.backends.external import ExternalAgent
 
@@ -491,6 +540,7 @@ async def open_interactive(
         agents=Agents(settings),
         prices=settings.price_of,
         questions=questions or Questions(),
+        bench=Bench(settings.workspace),
         unconfined=lambda: "" if sandbox_of(settings).active else "no sandbox",
     )
 

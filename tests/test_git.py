@@ -531,5 +531,5 @@ def test_branch_status_never_raises(monkeypatch: pytest.MonkeyPatch, ws: Path):
         raise RuntimeError("boom")
 
     make_repo(ws)
-    monkeypatch.setattr("agent_cli.git.status._run_git", broken)
+    monkeypatch.setattr("agent_cli.git.status.run_git", broken)
     assert branch_status(ws) is None

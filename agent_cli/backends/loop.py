@@ -114,6 +114,8 @@ class LoopSettings(NamedTuple):
 class BuiltinLoop:
     """The Backend that runs the conversation with a model and the built-in tools."""
 
+    commands: tuple[tuple[str, str], ...] = ()  # slash commands are the front end's
+
     def __init__(
         self,
         provider: Provider,

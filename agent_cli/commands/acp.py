@@ -166,6 +166,8 @@ class NoProvider:
     with a notice saying how to configure one (shown by the editor as the agent's
     message, ending the turn), and the same sentence on stderr."""
 
+    commands: tuple[tuple[str, str], ...] = ()
+
     def __init__(self, sentence: str) -> None:
         self.sentence = sentence
 

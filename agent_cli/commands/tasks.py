@@ -214,7 +214,7 @@ def run(
     """Run a task now, in the foreground, printing its answer like `agent run`."""
 
     def action() -> int:
-        from agent_cli.tasks.runner import run_task
+        from agent_cli.commands.task_runner import run_task
         from agent_cli.tasks.scheduler import claim, run_claimed
 
         if debug:
@@ -238,7 +238,7 @@ def run_due(debug: DEBUG = False) -> None:
             start_debug_log()
 
         def run_task(task: Task) -> Outcome:  # imported only when a task is due: cron calls often
-            from agent_cli.tasks.runner import run_task
+            from agent_cli.commands.task_runner import run_task
 
             return run_task(task)
 

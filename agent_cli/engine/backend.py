@@ -9,7 +9,7 @@ backend is running.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from enum import StrEnum
 from typing import NamedTuple, Protocol
 
@@ -157,7 +157,14 @@ class Run:
 
 
 class Backend(Protocol):
-    """Does runs of one conversation. `run` may be cancelled at any await (a stop)."""
+    """Does runs of one conversation. `run` may be cancelled at any await (a stop).
+
+    `commands` are the agent's own slash commands, (name, description), sent to it as
+    a message: an external agent announces them; the built-in one has none.
+    """
+
+    @property
+    def commands(self) -> Sequence[tuple[str, str]]: ...
 
     async def run(self, run: Run) -> RunResult: ...
 

@@ -13,7 +13,7 @@ import contextlib
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from agent_cli.engine.approval import ApprovalRequest
 from agent_cli.engine.backend import Backend, BackendFactory, Run, RunResult, StopReason
@@ -24,6 +24,7 @@ from agent_cli.engine.items import (
     Conversation,
     Item,
     NoticeItem,
+    NoticeLevel,
     SummaryItem,
     ToolItem,
     UserItem,
@@ -72,6 +73,11 @@ class Session:
     def pending_approvals(self) -> list[ApprovalRequest]:
         return list(self._run.pending) if self._run else []
 
+    @property
+    def agent_commands(self) -> Sequence[tuple[str, str]]:
+        """The working agent's own slash commands, known once its backend has started."""
+        return self._backend.commands if self._backend is not None else ()
+
     # ----------------------------------------------------------- commands
 
     def set_mode(self, mode: str) -> None:
@@ -105,6 +111,21 @@ class Session:
         if agent == "builtin" and worked:
             carried = transcript(conversation.items)
             self._add(SummaryItem(carried, replaced=len(conversation.items)))
+        self.save()
+
+    async def switch_model(self, label: str) -> None:
+        """Record the built-in agent's new model route (wiring has switched the provider);
+        the next message builds its backend with it."""
+        await self.reset_backend()
+        self.conversation.model = label
+        self.save()
+
+    def notice(self, text: str, level: NoticeLevel = "info") -> None:
+        """Add a notice between runs (a scheduled run's refusals, say): kept and published."""
+        if self._run is not None:
+            raise UsageError("A notice during a run is the run's own: use Run.notice.")
+        self._add(NoticeItem(text, level))
+        self.events.publish(NoticeEvent(text, level))
         self.save()
 
     async def reset_backend(self) -> None:

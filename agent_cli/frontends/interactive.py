@@ -8,6 +8,7 @@ front end carries out, like quitting or clearing the screen).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Literal, NamedTuple, Protocol
 from agent_cli.engine.items import Conversation
 from agent_cli.engine.session import Session
 from agent_cli.engine.store import Store
-from agent_cli.errors import AgentError
+from agent_cli.errors import AgentError, UsageError
 from agent_cli.policy.modes import MODES, MODES_TEXT
 from agent_cli.providers.base import ModelInfo
 from agent_cli.settings import Price
@@ -98,6 +99,41 @@ class AgentChoices(Protocol):
         ...
 
 
+class Listing(NamedTuple):
+    rows: list[tuple[str, ...]]
+    warnings: list[str]
+
+
+class Workbench(Protocol):
+    """What the slash commands show or change that the Session does not own: the
+    workspace's MCP servers, skills, git diff and checkpoints, the scheduled tasks
+    (wiring's `Bench`). The blocking ones are called in a thread."""
+
+    def mcp_servers(self) -> Listing:
+        """(name, how it starts, which file) per server; raises AgentError on a bad file."""
+        ...
+
+    def skills(self) -> Listing:
+        """(name, "on"|"off", where from, what it is for) per skill."""
+        ...
+
+    def tasks(self) -> list[str]:
+        """One line per scheduled task, or one line saying the file cannot be read."""
+        ...
+
+    def diff(self) -> str | None:
+        """The workspace's `git diff HEAD` (blocking); None when it is not a repository."""
+        ...
+
+    def undo(self, conversation: str) -> str:
+        """Restore the files of the conversation's newest checkpoint (blocking); what was done."""
+        ...
+
+    def branch(self) -> tuple[str, bool] | None:
+        """(branch, dirty) for the status line (blocking); None when not a repository."""
+        ...
+
+
 class Questions:
     """Yes/no questions the agent needs a person for (may a workspace's own MCP servers
     or hooks run?), answered by whichever front end attaches; "no" while none has."""
@@ -127,6 +163,7 @@ class Interactive:
     agents: AgentChoices | None = None
     prices: Callable[[str], Price | None] = lambda _model: None
     questions: Questions = field(default_factory=Questions)
+    bench: Workbench | None = None
     # "no sandbox" when commands run unconfined, else "" (it may start bwrap once: call it
     # off the UI thread).
     unconfined: Callable[[], str] = lambda: ""
@@ -166,7 +203,7 @@ class Interactive:
             "history; `@` completes a file; Ctrl+C stops a run, and pressed twice when idle "
             "quits. In the TUI, Shift+Enter also adds a line and Ctrl+F searches the conversation."
         )
-        extra = getattr(self.session.backend, "commands", None) or []
+        extra = self.session.agent_commands
         if extra:
             agent = self.session.conversation.agent
             keys += f"\n\n{agent}'s own commands (sent to it as a message):\n"
@@ -193,8 +230,7 @@ class Interactive:
             if self.session.running:
                 return Reply("A run is going on — stop it first (Ctrl+C).", "warn")
             await self.route.switch(argument)
-            await self.session.reset_backend()
-            conversation.model = self.route.label
+            await self.session.switch_model(self.route.label)
             window = self.route.context_window()
             said = f" (context window {window:,} tokens)" if window else ""
             return Reply(f"Model switched to `{conversation.model}`{said}, from the next message.")
@@ -242,7 +278,7 @@ class Interactive:
             self.agents.check(argument)
         await self.session.switch_agent(argument)
         if argument == "builtin" and self.route is not None:
-            self.session.conversation.model = self.route.label
+            await self.session.switch_model(self.route.label)
         return Reply(f"`{argument}` works this conversation from the next message.")
 
     async def _new(self, _argument: str) -> Reply:
@@ -261,8 +297,9 @@ class Interactive:
             conversation = self.store.load(argument)
             if conversation.workspace != str(self.workspace):
                 return Reply(f"That conversation belongs to {conversation.workspace}.", "warn")
-            conversation.mode = self.session.mode
-            self._switch(self.make_session(conversation))
+            session = self.make_session(conversation)
+            session.set_mode(self.session.mode)
+            self._switch(session)
             return Reply(f"Resumed: {conversation.title or conversation.id}", action="switched")
         summaries = self.store.list(str(self.workspace))
         if not summaries:
@@ -286,43 +323,32 @@ class Interactive:
         return Reply("")  # the session's own notice says what was compacted
 
     async def _mcp(self, _argument: str) -> Reply:
-        from agent_cli import mcp_config
-
-        try:
-            configs, warnings = mcp_config.load_servers(
-                self.workspace, trusted=lambda file: mcp_config.is_trusted(self.workspace, file)
-            )
-        except AgentError as e:
-            return Reply(str(e), "error")
-        if not configs:
+        bench = self._bench("/mcp")
+        servers = await asyncio.to_thread(bench.mcp_servers)
+        if not servers.rows:
             text = "No MCP servers are configured. Add one with `agent mcp add NAME -- CMD ARGS`."
-            return Reply("\n\n".join([text, *warnings]))
+            return Reply("\n\n".join([text, *servers.warnings]))
         lines = ["| server | how | from |", "|---|---|---|"]
-        for c in configs:
-            how = c.url or " ".join([c.command, *c.args])
-            lines.append(f"| `{c.name}` | `{how}` | {c.source} |")
-        lines += [f"\n{w}" for w in warnings]
+        lines += [f"| `{name}` | `{how}` | {source} |" for name, how, source in servers.rows]
+        lines += [f"\n{w}" for w in servers.warnings]
         lines.append("\nTheir tools and state: `agent mcp list`.")
         return Reply("\n".join(lines))
 
     async def _skills(self, _argument: str) -> Reply:
-        from agent_cli.tools.skills import Skills
-
-        skills = Skills.discover(self.workspace)
-        if not skills.all:
+        skills = await asyncio.to_thread(self._bench("/skills").skills)
+        if not skills.rows:
             return Reply("There are no skills.")
         lines = ["| skill | state | from | what it is for |", "|---|---|---|---|"]
-        for skill in skills.all:
-            state = "on" if skills.is_enabled(skill.name) else "off"
-            lines.append(f"| `{skill.name}` | {state} | {skill.source} | {skill.description} |")
+        lines += [
+            f"| `{name}` | {state} | {source} | {what} |"
+            for name, state, source, what in skills.rows
+        ]
         lines += [f"\n{w}" for w in skills.warnings]
         lines.append("\nSwitch one with `agent skills enable|disable NAME`.")
         return Reply("\n".join(lines))
 
     async def _tasks(self, _argument: str) -> Reply:
-        from agent_cli.tasks import summary_lines
-
-        lines = summary_lines()
+        lines = await asyncio.to_thread(self._bench("/tasks").tasks)
         if not lines:
             return Reply('No scheduled tasks. Add one: `agent tasks add "PROMPT" --daily 09:00`.')
         listed = "\n".join(f"- {line}" for line in lines)
@@ -332,31 +358,27 @@ class Interactive:
         return Reply("", action="clear")
 
     async def _diff(self, _argument: str) -> Reply:
-        import asyncio
-
-        from agent_cli.git import workspace_diff
-
-        diff = await asyncio.to_thread(workspace_diff, self.workspace)
+        diff = await asyncio.to_thread(self._bench("/diff").diff)
         if diff is None:
             return Reply("This folder is not a git repository, so there is no diff to show.")
         return Reply(f"```diff\n{diff}\n```" if diff else "No changes against git's HEAD.")
 
     async def _undo(self, _argument: str) -> Reply:
-        import asyncio
-
-        from agent_cli.git import Checkpoints
-
+        bench = self._bench("/undo")
         if self.session.running:
             return Reply("A run is going on — stop it first (Ctrl+C).", "warn")
-        conversation = self.session.conversation.id
-        restored = await asyncio.to_thread(Checkpoints(self.workspace).undo, conversation)
-        return Reply(restored.summary(conversation))
+        return Reply(await asyncio.to_thread(bench.undo, self.session.conversation.id))
 
     async def _theme(self, argument: str) -> Reply:
         return Reply("", action="theme", argument=argument)
 
     async def _quit(self, _argument: str) -> Reply:
         return Reply("", action="quit")
+
+    def _bench(self, command: str) -> Workbench:
+        if self.bench is None:
+            raise UsageError(f"`{command}` is not available in this front end.")
+        return self.bench
 
     def _switch(self, session: Session) -> None:
         self.session = session

@@ -231,12 +231,15 @@ async def run_once(
         printer = TextPrinter(out, err, quiet, gone)
     elif output == "stream-json":
         printer = StreamJsonPrinter(out, gone)
+    # Removed when this run is said: what the caller adds to the session afterwards
+    # (a scheduled run's own notice) is the caller's to print.
+    listening = []
     if printer is not None:
-        session.events.subscribe(printer)
+        listening.append(session.events.subscribe(printer))
     refusals = Refusals()
-    session.events.subscribe(approver or refusals)  # type: ignore[arg-type]
+    listening.append(session.events.subscribe(approver or refusals))  # type: ignore[arg-type]
     if output == "json" and not quiet:
-        session.events.subscribe(_notices_to(err))
+        listening.append(session.events.subscribe(_notices_to(err)))
 
     loop = asyncio.get_running_loop()
     interrupts = _Interrupts(session)
@@ -276,6 +279,9 @@ async def run_once(
         out.flush()
     except BrokenPipeError:
         gone()
+    finally:
+        for stop_listening in listening:
+            stop_listening()
     if gone.happened:
         with contextlib.suppress(BrokenPipeError):
             err.write(f"agent: {READER_GONE}\n")

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from agent_cli.errors import AgentError
-from agent_cli.git.run import CheckpointError, _join_z, _split_z, checkpoints_available
-from agent_cli.git.shadow import _MARKER, IGNORED_FOLDERS, ShadowRepository
+from agent_cli.git.run import CheckpointError, checkpoints_available, join_z, split_z
+from agent_cli.git.shadow import IGNORED_FOLDERS, MARKER, ShadowRepository
 
 CHECKPOINT_MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are left out of checkpoints (with a notice)."""
@@ -143,7 +143,7 @@ class Checkpoints(ShadowRepository):
             f"Nothing to undo in conversation {conversation}: "
             "it has no change of the agent left to take back."
         )
-        if not (self.shadow / _MARKER).is_file():
+        if not (self.shadow / MARKER).is_file():
             raise nothing
         with self._locked():
             checkpoints = self._checkpoints(conversation)
@@ -185,7 +185,7 @@ class Checkpoints(ShadowRepository):
         """
         listing = self._git("ls-files", "-z", "-t", "--modified", "--others", "--exclude-standard")
         # "? path" is untracked, any other tag a tracked file that changed or went away.
-        tracked = {entry[2:]: entry[0] != "?" for entry in _split_z(listing)}
+        tracked = {entry[2:]: entry[0] != "?" for entry in split_z(listing)}
         candidates = list(tracked)
         big: list[str] = []
         stage: list[str] = []
@@ -218,12 +218,12 @@ class Checkpoints(ShadowRepository):
         if not self._ignores_checked or any(
             PurePosixPath(name).name == ".gitignore" for name in candidates
         ):
-            dropped += _split_z(
+            dropped += split_z(
                 self._git("ls-files", "-z", "--cached", "--ignored", "--exclude-standard")
             )
             self._ignores_checked = True
         if dropped:
-            self._git("update-index", "-z", "--force-remove", "--stdin", stdin=_join_z(dropped))
+            self._git("update-index", "-z", "--force-remove", "--stdin", stdin=join_z(dropped))
         notices = self._standing_notices(big)
         if stage:
             notices += self._stage(stage, big)
@@ -238,7 +238,7 @@ class Checkpoints(ShadowRepository):
         """
         if len(names) <= _STAGE_BY_NAME:
             update = ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"]
-            status, _, _ = self._git_status(*update, stdin=_join_z(names))
+            status, _, _ = self._git_status(*update, stdin=join_z(names))
             if status == 0:
                 return []
         # Many new blobs go into one pack (bulk check-in, light compression) instead of
@@ -248,7 +248,7 @@ class Checkpoints(ShadowRepository):
         if big:
             pathspecs = [":/", *(f":(exclude,literal){name}" for name in big)]
             add += ["--pathspec-from-file=-", "--pathspec-file-nul"]
-            status, _, error = self._git_status(*add, stdin=_join_z(pathspecs))
+            status, _, error = self._git_status(*add, stdin=join_z(pathspecs))
         else:
             status, _, error = self._git_status(*add)
         if status == 0:

@@ -1,8 +1,8 @@
-"""Running git safely: every git call of the package goes through `_run_git`.
+"""Running git safely: every git call of the package goes through `run_git`.
 
 git runs through GitPython, which is imported lazily, on the first call: importing
 it costs about 100 ms and `agent --help` must never pay for it. Each call gets an
-environment the caller built from `_base_env` (no inherited `GIT_*` variable) and
+environment the caller built from `base_env` (no inherited `GIT_*` variable) and
 nothing else (see `_command`), so the person's environment cannot point git at
 another repository or reconfigure it.
 """
@@ -25,7 +25,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 class CheckpointError(AgentError):
     """git could not record or restore a checkpoint.
 
-    Defined here, below the checkpoints, because `_run_git` raises it when git
+    Defined here, below the checkpoints, because `run_git` raises it when git
     cannot be started at all.
     """
 
@@ -39,7 +39,7 @@ def _git_executable() -> str | None:
     return shutil.which(os.environ.get("GIT_PYTHON_GIT_EXECUTABLE") or "git")
 
 
-def _base_env() -> dict[str, str]:
+def base_env() -> dict[str, str]:
     """The process environment without any GIT_* variable, in the C locale.
 
     An inherited GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY or GIT_CONFIG_PARAMETERS (the
@@ -65,7 +65,7 @@ def _command(env: Mapping[str, str], executable: str, args: Sequence[str]) -> li
     return [wrapper, "-i", *assignments, executable, *args]
 
 
-def _run_git(
+def run_git(
     args: Sequence[str],
     *,
     cwd: Path,
@@ -108,9 +108,9 @@ def _run_git(
 # -- git's NUL-separated lists -----------------------------------------------------------
 
 
-def _split_z(data: bytes) -> list[str]:
+def split_z(data: bytes) -> list[str]:
     return [os.fsdecode(part) for part in data.split(b"\0") if part]
 
 
-def _join_z(names: Sequence[str]) -> bytes:
+def join_z(names: Sequence[str]) -> bytes:
     return b"".join(os.fsencode(name) + b"\0" for name in names)

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from agent_cli import paths
-from agent_cli.git.run import CheckpointError, _base_env, _run_git
+from agent_cli.git.run import CheckpointError, base_env, run_git
 
 IGNORED_FOLDERS = (
     ".git",
@@ -74,7 +74,7 @@ _SHADOW_CONFIG = f"""\
 # back the very bytes that were there.
 _SHADOW_ATTRIBUTES = "* -text -crlf -ident -filter -working-tree-encoding\n"
 
-_MARKER = "agent-checkpoints"  # written last: a shadow repository without it is unfinished
+MARKER = "agent-checkpoints"  # written last: a shadow repository without it is unfinished
 _GITLINK = b"160000"
 
 
@@ -115,7 +115,7 @@ class ShadowRepository:
 
     def _ensure_repository(self) -> None:
         """Create the shadow repository the first time (again, if a creation was cut short)."""
-        if (self.shadow / _MARKER).is_file():
+        if (self.shadow / MARKER).is_file():
             self._write_exclude()
             return
         self.shadow.mkdir(parents=True, exist_ok=True)
@@ -131,7 +131,7 @@ class ShadowRepository:
         (self.shadow / "description").write_text(
             f"Checkpoints of {self.workspace}\n", encoding="utf-8"
         )
-        (self.shadow / _MARKER).write_text(f"1\n{self.workspace}\n", encoding="utf-8")
+        (self.shadow / MARKER).write_text(f"1\n{self.workspace}\n", encoding="utf-8")
 
     def _write_exclude(self) -> None:
         """Write `info/exclude`: the ignored folders, and the agent's own folders.
@@ -216,7 +216,7 @@ class ShadowRepository:
         person to person); HOME and XDG_CONFIG_HOME point at a folder without git
         files for gits older than 2.32, which ignore GIT_CONFIG_GLOBAL.
         """
-        env = _base_env()
+        env = base_env()
         env.update(_IDENTITY)
         env.update(
             GIT_DIR=str(self.shadow),
@@ -231,7 +231,7 @@ class ShadowRepository:
     def _git_status(
         self, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None
     ) -> tuple[int, bytes, str]:
-        return _run_git(
+        return run_git(
             list(args), cwd=self.workspace, env=env if env is not None else self._env(), stdin=stdin
         )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agent_cli.git.run import _base_env, _run_git, _split_z, checkpoints_available
+from agent_cli.git.run import base_env, checkpoints_available, run_git, split_z
 
 BRANCH_STATUS_TIMEOUT = 2.0
 DIFF_TIMEOUT = 10.0
@@ -39,17 +39,17 @@ def _safe_git(workspace: Path) -> tuple[Path, dict[str, str], list[str]] | None:
         return None  # the common case for a non-repository, without starting git
     if not checkpoints_available():
         return None
-    env = _base_env()
+    env = base_env()
     env["GIT_OPTIONAL_LOCKS"] = "0"
     overrides = ["-c", "core.fsmonitor=false", "-c", f"core.hooksPath={os.devnull}"]
-    status, out, _ = _run_git(
+    status, out, _ = run_git(
         ["config", "--null", "--show-scope", "--name-only", "--get-regexp", r"^filter\."],
         cwd=folder,
         env=env,
         timeout=BRANCH_STATUS_TIMEOUT,
     )
     if status == 0:
-        fields = _split_z(out)
+        fields = split_z(out)
         drivers = {
             name[len("filter.") : name.rfind(".")]
             for scope, name in zip(fields[::2], fields[1::2], strict=False)
@@ -72,9 +72,9 @@ def workspace_diff(workspace: Path) -> str | None:
         return None
     folder, env, overrides = safe
     args = [*overrides, "diff", "--no-ext-diff", "--no-textconv", "--no-color", "HEAD"]
-    status, out, _ = _run_git(args, cwd=folder, env=env, timeout=DIFF_TIMEOUT)
+    status, out, _ = run_git(args, cwd=folder, env=env, timeout=DIFF_TIMEOUT)
     if status != 0:  # no commit yet: everything is new
-        status, out, _ = _run_git(
+        status, out, _ = run_git(
             [*overrides, "diff", "--no-ext-diff", "--no-textconv", "--no-color", "--cached"],
             cwd=folder,
             env=env,
@@ -88,7 +88,7 @@ def _branch_status(workspace: Path) -> tuple[str, bool] | None:
     if safe is None:
         return None
     folder, env, overrides = safe
-    status, out, _ = _run_git(
+    status, out, _ = run_git(
         [
             *overrides,
             "status",
@@ -106,7 +106,7 @@ def _branch_status(workspace: Path) -> tuple[str, bool] | None:
         return None
     head = oid = ""
     dirty = False
-    for entry in _split_z(out):
+    for entry in split_z(out):
         if entry.startswith("# branch.head "):
             head = entry[len("# branch.head ") :]
         elif entry.startswith("# branch.oid "):

@@ -3,9 +3,10 @@
 - `schedule`: once, daily, weekly, every N minutes, in local time (`clock`)
 - `model`, `store`: the tasks and their file, changed under a lock
 - `scheduler`: claiming what is due so it runs once, recording how it went
-- `runner`: one run, as a headless `agent run` whose conversation is kept
 - `install`: the systemd user timer (or crontab line) that calls `run-due`
 - `listing`: tasks as lines for `agent tasks list` and the TUI's `/tasks`
+
+One run of a task (a headless `agent run`) is `agent_cli.commands.task_runner`'s.
 
 Importing this package imports none of its modules: `summary_lines` reads the
 task file only when called.

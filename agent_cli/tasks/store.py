@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from agent_cli.engine.store import _write_atomically
+from agent_cli.durable import write_atomically
 from agent_cli.errors import StoreError, UsageError
 from agent_cli.tasks.model import Task
 
@@ -64,7 +64,7 @@ class TaskStore:
         data = {"version": VERSION, "tasks": [task.to_json() for task in tasks]}
         text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
         try:
-            _write_atomically(self.file, text.encode("utf-8"))
+            write_atomically(self.file, text.encode("utf-8"))
         except OSError as e:
             raise self._unwritable(e) from e
 

@@ -48,3 +48,46 @@ async def test_a_conversation_another_live_process_runs_is_refused(tmp_path):
         other.wait()
     result = await session.send("hello")  # that process is gone: its run ended
     assert result.reason == "answered" and conversation.state == "idle"
+
+
+async def test_a_notice_between_runs_is_kept_published_and_saved(tmp_path):
+    store = Store(tmp_path / "store")
+    session, _, recorder = make_session(tmp_path, [answer("Hi.")], store=store)
+    await session.send("hello")
+    recorder.events.clear()
+    session.notice("2 change(s) were refused.", "warn")
+    assert recorder.types() == ["item_added", "notice"]
+    assert recorder.events[1].text == "2 change(s) were refused."
+    stored = store.load(session.conversation.id).items[-1]
+    assert (stored.kind, stored.level) == ("notice", "warn")
+    assert stored.text == "2 change(s) were refused."
+
+
+async def test_a_notice_is_refused_during_a_run(tmp_path):
+    session, _, _ = make_session(tmp_path, [answer("Hi.")])
+    refused: list[str] = []
+
+    def during(event) -> None:
+        if event.type == "run_started":
+            try:
+                session.notice("in the middle")
+            except UsageError as e:
+                refused.append(str(e))
+
+    session.events.subscribe(during)
+    await session.send("hello")
+    assert refused and "Run.notice" in refused[0]
+    assert all(getattr(item, "text", "") != "in the middle" for item in session.conversation.items)
+
+
+async def test_switch_model_closes_the_backend_and_the_next_message_builds_one(tmp_path):
+    store = Store(tmp_path / "store")
+    session, _, _ = make_session(tmp_path, [answer("one"), answer("two")], store=store)
+    await session.send("hello")
+    first = session.backend
+    assert first is not None and session.agent_commands == ()
+    await session.switch_model("local/other-model")
+    assert session.backend is None
+    assert store.load(session.conversation.id).model == "local/other-model"
+    await session.send("again")
+    assert session.backend is not None and session.backend is not first

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from agent_cli import paths
+from agent_cli.commands.task_runner import run_task
 from agent_cli.engine.items import NoticeItem, ToolItem
 from agent_cli.engine.store import Store
 from agent_cli.frontends.run import NO_TERMINAL_REASON
 from agent_cli.tasks.clock import Clock
 from agent_cli.tasks.model import Task
-from agent_cli.tasks.runner import run_task
 from agent_cli.tasks.schedule import parse
 from agent_cli.tasks.scheduler import claim, run_claimed, run_due
 from agent_cli.tasks.store import TaskStore, find

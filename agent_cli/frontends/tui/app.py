@@ -302,9 +302,8 @@ class AgentApp(App[int]):
     @work(thread=True, exclusive=True, group="git")
     def _git_status(self) -> None:
         """The branch and dirty state, from git in a thread (it may take a while)."""
-        from agent_cli.git import branch_status
-
-        found = branch_status(self.interactive.workspace)
+        bench = self.interactive.bench
+        found = bench.branch() if bench is not None else None
         branch = "" if found is None else found[0] + ("*" if found[1] else "")
         self.call_from_thread(setattr, self.status, "branch", branch)
         self.call_from_thread(setattr, self.status, "unconfined", self.interactive.unconfined())

@@ -1,5 +1,8 @@
 """One run of a task: a headless `agent run` whose conversation is stored and marked.
 
+It lives with the commands, not in `tasks`: it drives a run through `wiring`
+and `agent run`'s front end, which sit above everything `tasks` may import.
+
 It is `agent run`'s own path (the wiring, `run_once` and its printer) with
 nobody at the screen: every approval is answered "no" at once by `run_once`'s
 `Refusals`, and the count is said on stderr and kept in the conversation as a
@@ -14,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_cli.engine.events import Event, RunFinished
-from agent_cli.engine.items import NoticeItem
 from agent_cli.errors import UsageError
 from agent_cli.tasks.model import Task
 from agent_cli.tasks.scheduler import Outcome
@@ -81,8 +83,7 @@ async def _converse(
     if refusals.count:
         text = refused_notice(refusals.count)
         print(f"agent: {text}", file=sys.stderr)
-        conversation.items.append(NoticeItem(text, "warn"))
-        session.save(whole=True)
+        session.notice(text, "warn")
     last = finished[-1] if finished else RunFinished("error", "The run did not finish.")
     return Outcome(
         stopped_reason=last.reason,
