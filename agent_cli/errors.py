@@ -6,16 +6,24 @@ message (never a traceback, unless `--debug`) and exit with `exit_code`.
 
     AgentError                      exit 1
     ├── UsageError                  exit 2   a bad flag or argument
+    │   └── UnknownSkill                     no skill has the name given
     ├── ConfigError                 exit 2   a bad config file, no provider configured
+    │   └── ThemeFileError                   a theme file that is skipped
     ├── ProviderError               exit 1   the model service failed
     │   ├── ProviderHTTPError                the service answered with an error status
+    │   │   └── ContextTooLong               the request does not fit the model's context
     │   ├── ProviderConnectionError          it could not be reached, or it timed out
     │   ├── ProviderProtocolError            it answered something that is not the API
-    │   ├── ContextTooLong                   the request does not fit the model's context
     │   └── StreamInterrupted                it failed after the answer had started
+    ├── ContextFull                 exit 1   nothing is left to shorten, and it still does not fit
     ├── StoreError                  exit 1   a conversation could not be read or written
     │   └── NoSuchConversation      exit 2   no conversation has the id given
+    ├── CheckpointError             exit 1   git could not record or restore a checkpoint
+    ├── NothingToUndo               exit 1   the conversation has no checkpoint left
     └── ToolError                   exit 1   a tool could not do what it was asked
+
+A test reads this tree: every public error class of the package is in it, defined
+here, with the parent drawn.
 """
 
 from __future__ import annotations
@@ -31,8 +39,16 @@ class UsageError(AgentError):
     exit_code = 2
 
 
+class UnknownSkill(UsageError):
+    """No skill is named so (`agent skills list` shows them)."""
+
+
 class ConfigError(AgentError):
     exit_code = 2
+
+
+class ThemeFileError(ConfigError):
+    """A theme file that cannot be used: it is skipped, with a warning that says why."""
 
 
 class ProviderError(AgentError):
@@ -65,6 +81,10 @@ class StreamInterrupted(ProviderError):
     """The stream broke after it had produced output; such a stream is never retried."""
 
 
+class ContextFull(AgentError):
+    """Nothing is left to shorten and the conversation still does not fit."""
+
+
 class StoreError(AgentError):
     pass
 
@@ -73,6 +93,14 @@ class NoSuchConversation(StoreError):
     """An id (or prefix) that names no conversation, or more than one: a usage error."""
 
     exit_code = 2
+
+
+class CheckpointError(AgentError):
+    """git could not record or restore a checkpoint (or could not be started at all)."""
+
+
+class NothingToUndo(AgentError):
+    """The conversation has no checkpoint left to go back to."""
 
 
 class ToolError(AgentError):

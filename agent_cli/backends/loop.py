@@ -35,7 +35,13 @@ from agent_cli.backends.round_stream import RoundStream
 from agent_cli.engine.approval import ApprovalKind, ApprovalRequest, Decision
 from agent_cli.engine.backend import Run, RunResult, StopReason
 from agent_cli.engine.items import Item, SummaryItem, ToolItem, UserItem
-from agent_cli.errors import AgentError, ContextTooLong, ProviderHTTPError, ToolError
+from agent_cli.errors import (
+    AgentError,
+    ContextFull,
+    ContextTooLong,
+    ProviderHTTPError,
+    ToolError,
+)
 from agent_cli.policy.modes import Verdict, decide, offered
 from agent_cli.policy.rules import RuleSet, split_rules, suggest_rule
 from agent_cli.providers.base import Message, Provider, Request, TextDelta
@@ -83,10 +89,6 @@ COMPACT_INSTRUCTION = (
     "their outcomes), what was found, and what is still open. Keep file paths, names and "
     "exact errors. Write it as a compact Markdown list; do not call tools."
 )
-
-
-class ContextFull(AgentError):
-    """Nothing is left to shorten and the conversation still does not fit."""
 
 
 SAME_FAILURE_LIMIT = 3

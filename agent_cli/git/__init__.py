@@ -13,17 +13,17 @@ Import from here, not from the modules: this is the package's API.
 
 from __future__ import annotations
 
+from agent_cli.errors import CheckpointError, NothingToUndo
 from agent_cli.git.checkpoints import (
     CHECKPOINT_MAX_FILE_BYTES,
     CHECKPOINT_MAX_NEW_BYTES,
     CHECKPOINT_MAX_NEW_FILES,
     NOTICE_NAMES,
     Checkpoints,
-    NothingToUndo,
     Restored,
     short_label,
 )
-from agent_cli.git.run import CheckpointError, checkpoints_available
+from agent_cli.git.run import checkpoints_available
 from agent_cli.git.shadow import IGNORED_FOLDERS
 from agent_cli.git.status import BRANCH_STATUS_TIMEOUT, DIFF_TIMEOUT, branch_status, workspace_diff
 

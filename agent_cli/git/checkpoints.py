@@ -16,8 +16,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from agent_cli.errors import AgentError
-from agent_cli.git.run import CheckpointError, checkpoints_available, join_z, split_z
+from agent_cli.errors import CheckpointError, NothingToUndo
+from agent_cli.git.run import checkpoints_available, join_z, split_z
 from agent_cli.git.shadow import IGNORED_FOLDERS, MARKER, ShadowRepository
 
 CHECKPOINT_MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -34,10 +34,6 @@ _STAGE_BY_NAME = 1000  # up to this many changed paths are staged by name, not b
 _REF_ROOT = "refs/checkpoints"
 _UNDONE_ROOT = "refs/undone"
 _SAFE_REF_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
-
-
-class NothingToUndo(AgentError):
-    """The conversation has no checkpoint left to go back to."""
 
 
 @dataclass(frozen=True)

@@ -17,17 +17,9 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from agent_cli.errors import AgentError
+from agent_cli.errors import CheckpointError
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-class CheckpointError(AgentError):
-    """git could not record or restore a checkpoint.
-
-    Defined here, below the checkpoints, because `run_git` raises it when git
-    cannot be started at all.
-    """
 
 
 def checkpoints_available() -> bool:

@@ -22,7 +22,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from agent_cli import paths
-from agent_cli.git.run import CheckpointError, base_env, run_git
+from agent_cli.errors import CheckpointError
+from agent_cli.git.run import base_env, run_git
 
 IGNORED_FOLDERS = (
     ".git",

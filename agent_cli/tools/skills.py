@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from agent_cli import paths
+from agent_cli.errors import UnknownSkill
 from agent_cli.tools.base import Effect, Tool, ToolContext, ToolResult, tool
 
 Source = Literal["bundled", "user", "workspace"]
@@ -65,10 +66,6 @@ class Skill:
 
 class FrontMatterError(ValueError):
     """A SKILL.md whose front matter this reader refuses; the message says where and why."""
-
-
-class UnknownSkill(LookupError):
-    """A name no discovered skill has."""
 
 
 # ------------------------------------------------------------ front matter
@@ -294,7 +291,7 @@ class Skills:
         `agent` process is kept rather than overwritten.
         """
         if self.get(name) is None:
-            raise UnknownSkill(f"no skill is named {name!r}")
+            raise UnknownSkill(f"No skill is named {name!r} — `agent skills list` shows them.")
         disabled = _read_switches(self._state_file, [])
         (disabled.discard if on else disabled.add)(name)
         _write_switches(self._state_file, disabled)

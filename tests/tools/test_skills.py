@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from agent_cli import paths
+from agent_cli.errors import UnknownSkill
 from agent_cli.tools.base import Effect, ToolContext
 from agent_cli.tools.skills import (
     FrontMatterError,
     Skills,
-    UnknownSkill,
     parse_skill_file,
     use_skill_tool,
 )

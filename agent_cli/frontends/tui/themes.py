@@ -33,6 +33,7 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from agent_cli import paths
+from agent_cli.errors import ThemeFileError
 
 DEFAULT_DARK = "agent-dark"
 DEFAULT_LIGHT = "agent-light"
@@ -58,10 +59,6 @@ CODE_THEMES: dict[str, str] = {}
 """Pygments style per theme name, from each file's `syntax` (read by `markdown_render`)."""
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,40}")
 log = logging.getLogger(__name__)
-
-
-class ThemeFileError(ValueError):
-    """A theme file that cannot be used; the message names the file and the problem."""
 
 
 @dataclass
