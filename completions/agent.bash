@@ -105,10 +105,10 @@ _agent_value_options() {
 
 _agent_values() {
     case "$1 $2" in
-        " --mode") echo "ask auto read-only full" ;;
+        " --mode") echo "ask auto read-only full plan" ;;
         " --sandbox") echo "auto bwrap landlock off" ;;
         " --cwd") echo "@folder" ;;
-        "run --mode") echo "ask auto read-only full" ;;
+        "run --mode") echo "ask auto read-only full plan" ;;
         "run --output"|"run -o") echo "text json stream-json" ;;
         "run --cwd") echo "@folder" ;;
         "run --sandbox") echo "auto bwrap landlock off" ;;
@@ -121,16 +121,16 @@ _agent_values() {
         "models --cwd") echo "@folder" ;;
         "agents --cwd") echo "@folder" ;;
         "acp --cwd") echo "@folder" ;;
-        "acp --mode") echo "ask auto read-only full" ;;
+        "acp --mode") echo "ask auto read-only full plan" ;;
         "sessions --cwd") echo "@folder" ;;
         "sessions list --cwd") echo "@folder" ;;
         "config --cwd") echo "@folder" ;;
-        "config show --mode") echo "ask auto read-only full" ;;
+        "config show --mode") echo "ask auto read-only full plan" ;;
         "config show --cwd") echo "@folder" ;;
         "config path --cwd") echo "@folder" ;;
         "config edit --cwd") echo "@folder" ;;
         "subagents list --cwd") echo "@folder" ;;
-        "tasks add --mode") echo "ask auto read-only full" ;;
+        "tasks add --mode") echo "ask auto read-only full plan" ;;
         "tasks add --workspace") echo "@file" ;;
         "sandbox --sandbox") echo "auto bwrap landlock off" ;;
         "sandbox --cwd") echo "@folder" ;;

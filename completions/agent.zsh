@@ -6,7 +6,7 @@
 _agent_spec() {
     case "$1" in
         ("") cmds=('run:Run one request to its end and print the answer (for scripts and CI).' 'undo:Restore the files as they were before the agent'\''s last change.' 'mcp:MCP servers: list them with their tools, add one, remove one.' 'skills:List, show, and switch on or off the skills the model may use.' 'providers:Model services: list them (presets included), add one with its key, remove one.' 'models:List the models the provider'\''s server offers, with each one'\''s context window.' 'agents:Other coding agents (over ACP) a conversation can be handed to, and if installed.' 'acp:Serve this agent over ACP on stdio, for editors such as Zed or Toad.' 'sessions:Stored conversations: list them, show one'\''s transcript, remove one.' 'config:The settings: show the merged values and where each comes from, the file, edit it.' 'subagents:Sub-agent definitions the model may hand focused work to with the task tool.' 'tasks:Scheduled prompts: add, list, run, and the timer that runs what is due.' 'sandbox:Which sandbox commands run in and what it allows, proven by a self-test.'); opts=('--version:Print the version.' '-V:Print the version.' '--plain:A line REPL instead of the full-screen TUI.' '--continue:Go on with the last conversation here.' '-c:Go on with the last conversation here.' '--resume:Go on with conversation ID.' '--model:The model to use.' '--provider:The provider (a config entry).' '--mode:ask (default), auto, read-only or full.' '--sandbox:How commands are confined: auto (default), bwrap, landlock, or off.' '--no-save:Do not store the conversation.' '--agent:Another coding agent (see `agent agents`), or builtin.' '--debug:Write a debug log.' '--cwd:Work in this folder.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--resume --model --provider --mode --sandbox --agent --cwd) ;;
-        ("run") cmds=(); opts=('--model:The model to use.' '--provider:The provider (a config entry).' '--mode:ask, auto, read-only or full. Default: ask on a terminal, else read-only.' '--yes:Allow every change (mode full).' '-y:Allow every change (mode full).' '--output:text, json or stream-json.' '-o:text, json or stream-json.' '--max-rounds:Round limit for this message (default 30).' '--continue:Go on with the last conversation here.' '-c:Go on with the last conversation here.' '--resume:Go on with conversation ID.' '--no-save:Do not store the conversation.' '--quiet:Print only the answer.' '-q:Print only the answer.' '--compact:First summarise the conversation'\''s older items (with --continue).' '--debug:Write a debug log; show tracebacks.' '--agent:Another coding agent (see `agent agents`) instead of the built-in one.' '--cwd:Work in this folder.' '--sandbox:How commands are confined: auto (default), bwrap, landlock, or off.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--model --provider --mode --output -o --max-rounds --resume --agent --cwd --sandbox) ;;
+        ("run") cmds=(); opts=('--model:The model to use.' '--provider:The provider (a config entry).' '--mode:ask, auto, read-only, full or plan. Default: ask on a terminal, else read-only. plan: reads, then prints the plan.' '--yes:Allow every change (mode full).' '-y:Allow every change (mode full).' '--output:text, json or stream-json.' '-o:text, json or stream-json.' '--max-rounds:Round limit for this message (default 30).' '--continue:Go on with the last conversation here.' '-c:Go on with the last conversation here.' '--resume:Go on with conversation ID.' '--no-save:Do not store the conversation.' '--quiet:Print only the answer.' '-q:Print only the answer.' '--compact:First summarise the conversation'\''s older items (with --continue).' '--debug:Write a debug log; show tracebacks.' '--agent:Another coding agent (see `agent agents`) instead of the built-in one.' '--cwd:Work in this folder.' '--sandbox:How commands are confined: auto (default), bwrap, landlock, or off.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--model --provider --mode --output -o --max-rounds --resume --agent --cwd --sandbox) ;;
         ("undo") cmds=(); opts=('--conversation:Undo in conversation ID (default: the last one here).' '--debug:Write a debug log; show tracebacks.' '--cwd:Work in this folder.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--conversation --cwd) ;;
         ("mcp") cmds=('list:Each server: where it is configured, whether it starts, and its tools as the model sees them.' 'add:Add (or replace) a server in your mcp.json: `-- COMMAND ARGS...` or `--url URL`.' 'rm:Remove a server from your mcp.json (other entries are kept).'); opts=('--help:Show the help and exit.' '-h:Show the help and exit.'); takes=() ;;
         ("mcp list") cmds=(); opts=('--debug:Write a debug log; show tracebacks.' '--cwd:The workspace to look in.' '--help:Show the help and exit.' '-h:Show the help and exit.'); takes=(--cwd) ;;
@@ -52,13 +52,13 @@ _agent_values() {
         (" --resume") _message 'resume' ;;
         (" --model") _message 'model' ;;
         (" --provider") _message 'provider' ;;
-        (" --mode") compadd -- ask auto read-only full ;;
+        (" --mode") compadd -- ask auto read-only full plan ;;
         (" --sandbox") compadd -- auto bwrap landlock off ;;
         (" --agent") _message 'agent' ;;
         (" --cwd") _files -/ ;;
         ("run --model") _message 'model' ;;
         ("run --provider") _message 'provider' ;;
-        ("run --mode") compadd -- ask auto read-only full ;;
+        ("run --mode") compadd -- ask auto read-only full plan ;;
         ("run --output"|"run -o") compadd -- text json stream-json ;;
         ("run --max-rounds") _message 'n' ;;
         ("run --resume") _message 'resume' ;;
@@ -86,13 +86,13 @@ _agent_values() {
         ("acp --cwd") _files -/ ;;
         ("acp --model") _message 'model' ;;
         ("acp --provider") _message 'provider' ;;
-        ("acp --mode") compadd -- ask auto read-only full ;;
+        ("acp --mode") compadd -- ask auto read-only full plan ;;
         ("sessions --cwd") _files -/ ;;
         ("sessions list --cwd") _files -/ ;;
         ("config --cwd") _files -/ ;;
         ("config show --model") _message 'model' ;;
         ("config show --provider") _message 'provider' ;;
-        ("config show --mode") compadd -- ask auto read-only full ;;
+        ("config show --mode") compadd -- ask auto read-only full plan ;;
         ("config show --cwd") _files -/ ;;
         ("config path --cwd") _files -/ ;;
         ("config edit --cwd") _files -/ ;;
@@ -101,7 +101,7 @@ _agent_values() {
         ("tasks add --weekly") _message 'weekly' ;;
         ("tasks add --every") _message 'every' ;;
         ("tasks add --once") _message 'once' ;;
-        ("tasks add --mode") compadd -- ask auto read-only full ;;
+        ("tasks add --mode") compadd -- ask auto read-only full plan ;;
         ("tasks add --workspace") _files ;;
         ("tasks add --name") _message 'name' ;;
         ("sandbox --sandbox") compadd -- auto bwrap landlock off ;;

@@ -55,7 +55,7 @@ BASH_CASES = {
     "agent ses": "sessions",
     "agent sessions ": "list show rm",
     "agent config sh": "show",
-    "agent run --mode ": "ask auto read-only full",
+    "agent run --mode ": "ask auto read-only full plan",
     "agent run --output=": "text json stream-json",
     "agent run --output=st": "stream-json",
     "agent --resume abc sessions s": "show",
@@ -124,7 +124,7 @@ compset() { :; }
     ("words", "expected"),
     [
         (["agent", "sessions", ""], "list show rm"),
-        (["agent", "run", "--mode", ""], "ask auto read-only full"),
+        (["agent", "run", "--mode", ""], "ask auto read-only full plan"),
         (["agent", "run", "--output=s"], "text json stream-json"),
         (["agent", "run", "--cwd", ""], "files -/"),
         (["agent", "--resume", "x", "config", ""], "show path edit"),

@@ -33,12 +33,12 @@ from agent_cli.backends.acp_mapping import (
     Turn,
     arguments,
     command_line,
-    plan_text,
     propose,
     read_text,
 )
 from agent_cli.engine.approval import ApprovalKind, ApprovalRequest, Decision
 from agent_cli.engine.items import ToolItem
+from agent_cli.policy.modes import reads_only
 from agent_cli.tools.base import FileChange, ToolContext
 from agent_cli.tools.diffs import unified_diff
 from agent_cli.tools.files import READ_FILE_MAX_BYTES, apply_change, hunk_count, select_hunks
@@ -91,7 +91,6 @@ class AgentClient:
         self.record = checkpoint
         self.turn: Turn | None = None  # the prompt turn updates belong to, while one runs
         self.session_id = ""
-        self.plan = ""
         self._notices: set[str] = set()
 
     # ------------------------------------------------------------ updates
@@ -103,12 +102,6 @@ class AgentClient:
             self.commands[:] = [(c.name, c.description) for c in update.available_commands]
         elif turn is None or session_id != self.session_id:
             return  # replayed by session/load, or late after a stop: nothing to add
-        elif tag == "plan":
-            text = plan_text(update.entries)
-            if text != self.plan:
-                self.plan = text
-                turn.close_assistant()  # what the agent says next goes below the plan
-                turn.run.notice(text)
         else:
             turn.on_update(update)
 
@@ -126,8 +119,8 @@ class AgentClient:
         mode = run.mode
         if mode == "full":
             decision = Decision("yes")
-        elif mode == "read-only":
-            decision = Decision("no", "the conversation is in read-only mode")
+        elif reads_only(mode):
+            decision = Decision("no", f"the conversation is in {mode} mode, which allows no change")
         else:
             decision = await self._ask(turn, item)
             if turn.cancelled:
@@ -196,10 +189,10 @@ class AgentClient:
         if turn is None or turn.cancelled:
             raise RequestError(REFUSED, f"{relative} was not written: no prompt is running.")
         run = turn.run
-        if run.mode == "read-only":
+        if reads_only(run.mode):
             raise RequestError(
                 REFUSED,
-                f"{relative} was not written: the conversation is in read-only mode, "
+                f"{relative} was not written: the conversation is in {run.mode} mode, "
                 "where no file may be changed.",
             )
         change = await asyncio.to_thread(_plan_write, real, relative, content)

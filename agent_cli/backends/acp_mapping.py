@@ -20,6 +20,7 @@ from agent_cli.engine.backend import Run
 from agent_cli.engine.items import AssistantItem, ToolItem, ToolState
 from agent_cli.tools.base import STORED_RESULT_CAP
 from agent_cli.tools.diffs import unified_diff
+from agent_cli.tools.plan import STATUSES, Plan, PlanStatus, PlanStep
 from agent_cli.tools.workspace import OutsideWorkspace, Workspace
 
 STATES: dict[str, ToolState] = {
@@ -35,7 +36,6 @@ CONTENT_KEYS = ("content", "new_content", "newContent", "file_text", "text")
 OLD_KEYS = ("old_string", "oldString", "old_text", "oldText")
 NEW_KEYS = ("new_string", "newString", "new_text", "newText")
 OUTPUT_KEYS = ("output", "formatted_output", "aggregated_output", "stdout", "result")
-PLAN_MARKS = {"completed": "[x]", "in_progress": "[ ]", "pending": "[ ]"}
 
 
 class Proposed(NamedTuple):
@@ -68,7 +68,7 @@ class Turn:
     # ------------------------------------------------------------ updates
 
     def on_update(self, update: Any) -> None:
-        """One `session/update` of this turn (plans and commands are the caller's)."""
+        """One `session/update` of this turn (commands are the caller's)."""
         tag = update.session_update
         if tag == "agent_message_chunk":  # the hot path: once per chunk
             text = block_text(update.content)
@@ -84,6 +84,10 @@ class Turn:
                 self.run.delta(item, "", text)
         elif tag in ("tool_call", "tool_call_update"):
             self.tool(update)
+        elif tag == "plan":
+            plan = acp_plan(update.entries)
+            if plan is not None:
+                self.run.set_plan(plan)  # the same plan sent again shows nothing new
 
     def tool(self, call: Any) -> ToolItem:
         """The item for a tool call (a `tool_call`, its update, or a permission's own call)."""
@@ -261,13 +265,20 @@ def block_text(block: Any) -> str:
     return ""
 
 
-def plan_text(entries: Sequence[Any]) -> str:
-    """A plan as a Markdown checklist."""
-    lines = ["Plan:"]
-    for entry in entries:
-        note = " (in progress)" if entry.status == "in_progress" else ""
-        lines.append(f"- {PLAN_MARKS.get(entry.status, '[ ]')} {entry.content}{note}")
-    return "\n".join(lines)
+def acp_plan(entries: Sequence[Any]) -> Plan | None:
+    """An agent's ACP plan as ours (ACP's statuses are ours); None when it has no entries.
+
+    An entry's priority is left out: we show the steps in the agent's order."""
+    steps = tuple(
+        PlanStep(" ".join(str(entry.content).split()), _plan_status(entry.status))
+        for entry in entries
+        if str(entry.content).strip()
+    )
+    return Plan(steps) if steps else None
+
+
+def _plan_status(status: Any) -> PlanStatus:
+    return status if status in STATUSES else "pending"
 
 
 def command_line(raw_input: Any, fallback: str) -> str:

@@ -42,7 +42,7 @@ from agent_cli.errors import (
     ProviderHTTPError,
     ToolError,
 )
-from agent_cli.policy.modes import Verdict, decide, offered
+from agent_cli.policy.modes import Verdict, decide, offered, reads_only
 from agent_cli.policy.rules import RuleSet, split_rules, suggest_rule
 from agent_cli.providers.base import Message, Provider, Request, TextDelta
 from agent_cli.providers.local_hints import tools_unsupported, tools_unsupported_notice
@@ -56,6 +56,7 @@ from agent_cli.tools.base import (
     ToolRegistry,
     ToolResult,
 )
+from agent_cli.tools.plan import PLAN_BOARD
 
 if TYPE_CHECKING:
     from agent_cli.backends.hooks import Hooks
@@ -226,7 +227,7 @@ class BuiltinLoop:
         """Add MCP servers' tools the first time a run may offer them (never in read-only),
         and again at a message after a server listed other tools than it was offered with."""
         source = self._extra_source
-        if source is None or run.mode == "read-only":
+        if source is None or reads_only(run.mode):
             return
         if self._extra_loaded and not source.listed_anew:
             return
@@ -498,6 +499,8 @@ class BuiltinLoop:
                 result = await _apply(self.context, outcome.change, outcome.decision)
             else:
                 extra = {**self.context.extra, CALL: Call(self, run, item)}
+                if not self.scope:  # the plan is the conversation's, not a sub-agent's
+                    extra[PLAN_BOARD] = run
                 context = replace(
                     self.context,
                     extra=extra,

@@ -28,6 +28,10 @@ _MODES = {
     "leave the sandbox wait for the person's yes.",
     "read-only": "read-only — you may read and run read-only commands; no change is allowed.",
     "full": "full — reads and changes run without asking (commands may run in a sandbox).",
+    "plan": "plan — you may read and run read-only commands; no change is allowed yet. "
+    "Investigate the request, then end with a plan: call update_plan with its steps (all "
+    "pending) and answer with a short summary of the approach and anything to decide. The "
+    "person reviews the plan, then carries it out in another mode.",
 }
 
 _BASE = """\
@@ -44,6 +48,7 @@ How to work:
 - Make the smallest change that does what was asked, in the project's existing style.
 - After changing code, check it (run the tests or the program) when you can.
 - When a tool call fails or is declined, read why and adjust; do not repeat the same call.
+- For work of several steps, keep a plan with update_plan and mark steps done as you go.
 - Answer in Markdown, briefly: say what you did and what the person should know next.
 """
 

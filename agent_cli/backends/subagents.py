@@ -41,8 +41,10 @@ from agent_cli.errors import AgentError
 from agent_cli.policy import modes
 from agent_cli.providers.base import Usage
 from agent_cli.tools.base import Effect, Tool, ToolContext, ToolRegistry, ToolResult, tool
+from agent_cli.tools.plan import PLAN_TOOL
 
 TASK_TOOL = "task"
+OWN_TOOLS = (TASK_TOOL, PLAN_TOOL)  # a child gets its own task tool, and keeps no plan
 
 SUBAGENT_PROMPT = """
 You are a sub-agent: another agent handed you one focused task, given in the first message.
@@ -61,8 +63,10 @@ allows."""
 
 
 def capped(wanted: str, parent: str) -> str:
-    """The lower of two modes: a sub-agent never does more than its parent may."""
-    return modes.capped(wanted, parent)
+    """The lower of two modes: a sub-agent never does more than its parent may. Under a
+    conversation in plan mode it only reads: the plan is the conversation's to make."""
+    mode = modes.capped(wanted, parent)
+    return "read-only" if mode == "plan" else mode
 
 
 class RoundBudget:
@@ -234,7 +238,7 @@ def _child_loop(
     def allowed(name: str) -> bool:
         return wanted is None or name in wanted
 
-    tools = [t for t in parent.tools if t.name != TASK_TOOL and allowed(t.name)]
+    tools = [t for t in parent.tools if t.name not in OWN_TOOLS and allowed(t.name)]
     if nested.offers_task and allowed(TASK_TOOL):
         tools.append(nested.tool())  # bound to its own depth
     model = definition.model or parent.settings.model

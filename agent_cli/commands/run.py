@@ -20,6 +20,7 @@ from agent_cli.commands.common import (
     workspace_from,
 )
 from agent_cli.errors import UsageError
+from agent_cli.policy.modes import MODES_TEXT
 
 if TYPE_CHECKING:
     from agent_cli.settings import Flags
@@ -53,7 +54,8 @@ def run(
     mode: Annotated[
         Mode | None,
         typer.Option(
-            help="ask, auto, read-only or full. Default: ask on a terminal, else read-only."
+            help=f"{MODES_TEXT}. Default: ask on a terminal, else read-only. plan: reads, "
+            "then prints the plan."
         ),
     ] = None,
     yes: Annotated[

@@ -22,10 +22,12 @@ from agent_cli.engine.events import (
     ItemAdded,
     ItemUpdated,
     NoticeEvent,
+    PlanUpdated,
     UsageEvent,
 )
 from agent_cli.engine.items import Conversation, Item, NoticeItem, NoticeLevel
 from agent_cli.providers.base import Usage
+from agent_cli.tools.plan import Plan
 
 NO_USAGE = Usage()
 
@@ -132,6 +134,14 @@ class Run:
     def notice(self, text: str, level: NoticeLevel = "info") -> None:
         self.add(NoticeItem(text, level))
         self._publish(NoticeEvent(text, level))
+
+    def set_plan(self, plan: Plan) -> None:
+        """The agent's plan, whole: kept with the conversation and shown by every front end."""
+        if plan == self.conversation.plan:
+            return  # sent again unchanged (agents repeat it): nothing new to show
+        self.conversation.plan = plan
+        self._publish(PlanUpdated(plan))
+        self._checkpoint()
 
     def add_usage(self, usage: Usage) -> None:
         self.usage = self.usage + usage

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agent_cli.engine.items import Item, item_to_json
+from agent_cli.engine.items import Item, item_to_json, plan_to_json
 from agent_cli.providers.base import Usage
+from agent_cli.tools.plan import Plan
 
 if TYPE_CHECKING:
     from agent_cli.engine.approval import ApprovalRequest
@@ -107,6 +108,17 @@ class UsageEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanUpdated:
+    """The agent's plan changed (update_plan, or an external agent's ACP plan): all of it."""
+
+    type: ClassVar[str] = "plan"
+    plan: Plan
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, **plan_to_json(self.plan)}
+
+
+@dataclass(frozen=True, slots=True)
 class RunFinished:
     """The run ended; `reason` is one of the `StopReason` values; `error` says why it failed."""
 
@@ -130,6 +142,7 @@ Event = (
     | ApprovalResolved
     | NoticeEvent
     | UsageEvent
+    | PlanUpdated
     | RunFinished
 )
 Subscriber = Callable[[Event], None]

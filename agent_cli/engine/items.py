@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
 from agent_cli.providers.base import Usage
+from agent_cli.tools.plan import STATUSES, Plan, PlanStep
 
 ToolState = Literal["composing", "running", "waiting", "done", "denied", "error"]
 NoticeLevel = Literal["info", "warn", "error"]
@@ -131,6 +132,23 @@ def item_to_json(item: Item) -> dict[str, Any]:
     return data
 
 
+def plan_to_json(plan: Plan) -> dict[str, Any]:
+    steps = [{"step": step.step, "status": step.status} for step in plan.steps]
+    return {"steps": steps, "explanation": plan.explanation}
+
+
+def plan_from_json(data: Any) -> Plan | None:
+    """A stored plan; None for none, or for one this version cannot read."""
+    if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
+        return None
+    steps = tuple(
+        PlanStep(str(s.get("step", "")), s["status"])
+        for s in data["steps"]
+        if isinstance(s, dict) and s.get("status") in STATUSES
+    )
+    return Plan(steps, str(data.get("explanation", ""))) if steps else None
+
+
 def item_from_json(data: dict[str, Any]) -> Item:
     cls = _KINDS[data["kind"]]
     known = {f.name for f in fields(cls)}
@@ -155,6 +173,7 @@ class Conversation:
     state: RunState = "idle"
     pid: int = 0  # the process running it, while `state` is "running"
     items: list[Item] = field(default_factory=list)
+    plan: Plan | None = None  # the agent's plan (update_plan, or an external agent's)
 
     def set_title_from(self, prompt: str) -> None:
         if not self.title:
@@ -186,6 +205,7 @@ class Conversation:
             "usage": self.usage._asdict(),
             "state": self.state,
             "pid": self.pid,
+            "plan": plan_to_json(self.plan) if self.plan is not None else None,
         }
 
     @classmethod
@@ -204,6 +224,7 @@ class Conversation:
             state=data.get("state", "idle"),
             pid=data.get("pid", 0),
             items=[item_from_json(i) for i in data.get("items", [])],
+            plan=plan_from_json(data.get("plan")),
         )
 
     def mark_running(self) -> None:

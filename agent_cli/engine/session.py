@@ -17,7 +17,14 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from agent_cli.engine.approval import ApprovalRequest
 from agent_cli.engine.backend import Backend, BackendFactory, Run, RunResult, StopReason
-from agent_cli.engine.events import EventBus, ItemAdded, NoticeEvent, RunFinished, RunStarted
+from agent_cli.engine.events import (
+    EventBus,
+    ItemAdded,
+    NoticeEvent,
+    PlanUpdated,
+    RunFinished,
+    RunStarted,
+)
 from agent_cli.engine.handoff import transcript
 from agent_cli.engine.items import (
     AssistantItem,
@@ -31,6 +38,7 @@ from agent_cli.engine.items import (
 )
 from agent_cli.engine.store import Store, running_elsewhere
 from agent_cli.errors import AgentError, StoreError, UsageError
+from agent_cli.tools.plan import Plan
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +134,14 @@ class Session:
             raise UsageError("A notice during a run is the run's own: use Run.notice.")
         self._add(NoticeItem(text, level))
         self.events.publish(NoticeEvent(text, level))
+        self.save()
+
+    def set_plan(self, plan: Plan) -> None:
+        """Replace the plan between runs (the person edited it): kept and published."""
+        if self._run is not None:
+            raise UsageError("A plan during a run is the run's own: use Run.set_plan.")
+        self.conversation.plan = plan
+        self.events.publish(PlanUpdated(plan))
         self.save()
 
     async def reset_backend(self) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from agent_cli.engine.approval import ApprovalRequest, Decision, Scope
 from agent_cli.engine.events import ApprovalRequested, Event
-from agent_cli.policy.modes import MODES
+from agent_cli.policy.modes import MODES, reads_only, switched_to
 
 SCOPES: dict[str, Scope] = {"c": "conversation", "p": "project", "e": "everywhere"}
 
@@ -86,8 +86,8 @@ class InlineApprover:
                     self.set_mode(mode)
                     if mode == "full":
                         return Decision("yes")
-                    if mode == "read-only":
-                        return Decision("no", "The person switched to read-only mode.")
+                    if reads_only(mode):
+                        return Decision("no", switched_to(mode))
 
     async def _always(self, request: ApprovalRequest) -> Decision:
         from agent_cli.policy.rules import NO_RULE, Rule, split_rules

@@ -20,11 +20,16 @@ from typing import Any, NamedTuple, Protocol
 
 from agent_cli.tools.base import Effect, Tool, ToolRegistry
 
-MODES = ("ask", "auto", "read-only", "full")
+MODES = ("ask", "auto", "read-only", "full", "plan")
 """The one list of modes; everything else that names them reads it."""
 MODES_TEXT = ", ".join(MODES[:-1]) + " or " + MODES[-1]
-STRICTNESS = ("read-only", "ask", "auto", "full")
-"""Each allows more than the one before (a sub-agent's mode is capped by its parent's)."""
+STRICTNESS = ("read-only", "plan", "ask", "auto", "full")
+"""Each allows more than the one before (a sub-agent's mode is capped by its parent's).
+`plan` allows the same calls as `read-only` (it only reads); it also asks for a plan."""
+READ_ONLY_MODES = ("read-only", "plan")
+"""The modes in which nothing changes: only reads and read-only commands run."""
+IMPLEMENT_MODES = ("ask", "auto", "full")
+"""The modes a plan made in plan mode may be carried out in."""
 PROTECTED_NAMES = (".git", ".agent")
 SHELL_TOOL = "exec_shell_command"
 
@@ -56,6 +61,17 @@ def check_mode(mode: str) -> str:
     return mode
 
 
+def reads_only(mode: str) -> bool:
+    """Whether `mode` allows no change at all (read-only, plan)."""
+    return mode in READ_ONLY_MODES
+
+
+def switched_to(mode: str) -> str:
+    """What the model reads of a call the person declined by switching to a mode without
+    changes (on an approval card)."""
+    return f"The person switched to {mode} mode."
+
+
 def capped(mode: str, cap: str) -> str:
     """The stricter of two modes."""
     return min(mode, cap, key=STRICTNESS.index)
@@ -63,7 +79,7 @@ def capped(mode: str, cap: str) -> str:
 
 def offered(tools: ToolRegistry, mode: str) -> ToolRegistry:
     """Only the tools that could be allowed: a tool that could only be refused is not offered."""
-    if mode != "read-only":
+    if not reads_only(mode):
         return tools
     # Commands stay: a read-only command may run in read-only mode.
     return tools.filtered(lambda t: t.effect in (Effect.READ, Effect.EXEC))
@@ -87,6 +103,13 @@ def decide(
         return PolicyDecision(Verdict.REFUSE, f"A rule forbids this call: {matched[1]}.")
     if tool.effect is Effect.EXEC and _reads_only(tool, args, workspace):
         return PolicyDecision(Verdict.ALLOW, changes=False)
+    if mode == "plan":
+        return PolicyDecision(
+            Verdict.REFUSE,
+            f"Not done: {owner} is in plan mode, which allows no changes and only read-only "
+            "commands until the person approves a plan. Go on reading, then end with the plan "
+            "(update_plan); the change is for when they carry it out.",
+        )
     if mode == "read-only":
         return PolicyDecision(
             Verdict.REFUSE,

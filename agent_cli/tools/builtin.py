@@ -8,6 +8,7 @@ from agent_cli.tools.base import ToolRegistry
 def builtin_tools() -> ToolRegistry:
     from agent_cli.tools.files import edit_file, read_file, write_file
     from agent_cli.tools.info import get_info
+    from agent_cli.tools.plan import update_plan
     from agent_cli.tools.search import file_glob_search, grep_search
     from agent_cli.tools.shell import exec_shell_command
 
@@ -17,6 +18,7 @@ def builtin_tools() -> ToolRegistry:
             file_glob_search,
             grep_search,
             get_info,
+            update_plan,
             write_file,
             edit_file,
             exec_shell_command,

@@ -20,7 +20,7 @@ from agent_cli.backends.catalog import AgentSpec
 from agent_cli.backends.external import ExternalAgent
 from agent_cli.engine.approval import ApprovalRequest, Decision
 from agent_cli.engine.backend import StopReason
-from agent_cli.engine.events import ApprovalRequested, Delta, ItemAdded
+from agent_cli.engine.events import ApprovalRequested, Delta, ItemAdded, PlanUpdated
 from agent_cli.engine.handoff import HEADER
 from agent_cli.engine.items import (
     AssistantItem,
@@ -167,7 +167,7 @@ async def test_text_thoughts_tools_and_plans_become_items_like_the_builtin_agent
 
     assert await h.send("fix the test") is StopReason.ANSWERED
 
-    user, first, read, edit, run_, plan, last, done_plan = h.conversation.items
+    user, first, read, edit, run_, last = h.conversation.items
     assert isinstance(user, UserItem)
     assert (first.text, first.reasoning, first.streaming) == ("Hello.", "Let me look.", False)
     assert (read.tool, read.title, read.state, read.result, read.file) == (
@@ -186,11 +186,14 @@ async def test_text_thoughts_tools_and_plans_become_items_like_the_builtin_agent
         True,
         "1 failed",
     )
-    assert (
-        plan.text == "Plan:\n- [x] Read the test\n- [ ] Fix it (in progress)"
-    )  # sent twice, shown once
+    # The plan is the conversation's, shown by the plan widget: sent twice, published once.
+    plans = [e.plan for e in h.recorder.of(PlanUpdated)]
+    assert [[(s.step, s.status) for s in plan.steps] for plan in plans] == [
+        [("Read the test", "completed"), ("Fix it", "in_progress")],
+        [("Read the test", "completed"), ("Fix it", "completed")],
+    ]
+    assert h.conversation.plan == plans[-1]
     assert isinstance(last, AssistantItem) and last.text == "Done." and not last.streaming
-    assert done_plan.text.endswith("- [x] Fix it")
     assert h.agent.commands == [("review", "Review the change")]
     assert h.conversation.usage.input_tokens == 120 and h.conversation.usage.cached_tokens == 100
 

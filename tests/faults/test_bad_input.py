@@ -89,7 +89,7 @@ def test_unknown_mode_in_the_user_config_is_exit_2_naming_the_file(fake, workspa
     result = agent(workspace, "run", "--continue", "again", fake=fake)
     assert result.returncode == 2
     line = one_sentence(err(result))
-    assert "'fast'" in line and str(config) in line and "ask, auto, read-only or full" in line
+    assert "'fast'" in line and str(config) in line and "ask, auto, read-only, full or plan" in line
 
     config.write_text('mode = "read-only"\n')
     assert_goes_on(fake, workspace, stored)

@@ -69,6 +69,6 @@ def test_an_unsandboxed_rule_lets_a_command_leave_in_every_mode_but_read_only(tm
 
 
 def test_auto_sits_between_ask_and_full_for_a_sub_agents_cap():
-    assert STRICTNESS == ("read-only", "ask", "auto", "full")
+    assert STRICTNESS == ("read-only", "plan", "ask", "auto", "full")
     assert capped("full", "auto") == "auto" and capped("auto", "ask") == "ask"
     assert capped("auto", "full") == "auto" and capped("read-only", "auto") == "read-only"

@@ -116,6 +116,7 @@ def test_tools_that_could_only_be_refused_are_not_offered() -> None:
         "file_glob_search",
         "grep_search",
         "get_info",
+        "update_plan",  # a plan changes nothing
         "exec_shell_command",  # read-only commands still run
     ]
 

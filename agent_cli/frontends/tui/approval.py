@@ -36,7 +36,7 @@ from unidiff.patch import Hunk, Line
 
 from agent_cli.engine.approval import ApprovalRequest, Decision, Scope
 from agent_cli.frontends.tui.markdown_render import renderer_for
-from agent_cli.policy.modes import MODES
+from agent_cli.policy.modes import MODES, reads_only, switched_to
 from agent_cli.policy.rules import NO_RULE, split_rules
 
 Stage = Literal["card", "reason", "always", "hunks", "mode"]
@@ -48,7 +48,7 @@ SCOPE_TEXT: dict[Scope, str] = {
     "everywhere": "everywhere",
 }
 NO_HUNKS = "The person accepted none of the hunks."
-TO_READ_ONLY = "The person switched to read-only mode."
+TO_READ_ONLY = switched_to("read-only")
 HELP: dict[Stage, str] = {
     "reason": "[b]enter[/] send the reason  [b]esc[/] no, without a reason",
     "always": "[b]c[/]/[b]p[/]/[b]e[/] or [b]enter[/] allow in that scope  [b]tab[/] edit the rule",
@@ -497,8 +497,8 @@ class ApprovalScreen(ModalScreen[Decision]):
         self.set_mode(mode)
         if mode == "full":
             self._finish(Decision("yes"))
-        elif mode == "read-only":
-            self._finish(Decision("no", TO_READ_ONLY))
+        elif reads_only(mode):
+            self._finish(Decision("no", switched_to(mode)))
         else:
             self.notify(f"Mode: {mode}. This call still needs your answer.")
             self.stage = "card"
