@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from agent_cli.frontends.interactive import AgentChoice, Interactive, Listing, Questions
     from agent_cli.providers.http_common import StreamingProvider
     from agent_cli.sandbox.launch import Sandbox, SandboxConfig
+    from agent_cli.tools.background import BackgroundShells
     from agent_cli.tools.base import FileAccess, Tool
     from agent_cli.tools.environment import EnvironmentPolicy
     from agent_cli.tools.mcp import McpServers
@@ -283,16 +284,20 @@ def routed_session(
     if route.provider is not None and conversation.agent == "builtin":
         conversation.model = route.label
 
+    from agent_cli.tools.background import BackgroundShells
+
+    shells = BackgroundShells()  # the session's: they outlive a model switch, not the session
+
     async def backend(conversation: Conversation) -> Backend:
         if conversation.agent != "builtin":
             return external_backend(settings, conversation)
         provider, model = await route.get()
         conversation.model = route.label
         return builtin_backend(
-            settings, conversation, provider, model, ask_trust, files, route.served_window
+            settings, conversation, provider, model, ask_trust, files, route.served_window, shells
         )
 
-    return Session(conversation, backend, store)
+    return Session(conversation, backend, store, shells)
 
 
 def agent_spec(settings: Settings, agent: str) -> AgentSpec:
@@ -330,6 +335,10 @@ class Agents:
 
     def check(self, agent: str) -> None:
         check_agent(self.settings, agent)
+
+
+def running(shells: BackgroundShells | None) -> str:
+    return shells.prompt_note() if shells is not None else ""
 
 
 class Bench:
@@ -397,6 +406,7 @@ def builtin_backend(
     ask_trust: AskTrust | None = None,
     files: FileAccess | None = None,
     served_window: Callable[[], Awaitable[int | None]] | None = None,
+    shells: BackgroundShells | None = None,
 ) -> Backend:
     """The built-in loop for a conversation, with every tool it may offer.
 
@@ -466,9 +476,11 @@ def builtin_backend(
             files=files,
             env_policy=settings.shell_environment,
             sandbox=sandbox_of(settings),
+            shells=shells,
         ),
         settings=LoopSettings(model.id, workspace, settings.max_rounds, window),
-        system_prompt=lambda mode: system_prompt(workspace, mode, lines),
+        # Asked once per message; the running background commands are part of it.
+        system_prompt=lambda mode: system_prompt(workspace, mode, lines) + running(shells),
         rules=rules,
         checkpoint=checkpointer(workspace),
         extra_tools=McpTools(

@@ -40,7 +40,8 @@ from agent_cli.engine.backend import Run
 from agent_cli.engine.items import ToolItem
 from agent_cli.settings import HOOK_EVENTS, Hook
 from agent_cli.tools.environment import EnvironmentPolicy
-from agent_cli.tools.shell import SHELL, kill_group, start_in_group
+from agent_cli.tools.processes import kill_group, start_in_group
+from agent_cli.tools.shell import SHELL
 
 log = logging.getLogger(__name__)
 

@@ -14,6 +14,7 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from agent_cli.engine.approval import ApprovalRequest
 from agent_cli.engine.backend import Backend, BackendFactory, Run, RunResult, StopReason
@@ -40,6 +41,9 @@ from agent_cli.engine.store import Store, running_elsewhere
 from agent_cli.errors import AgentError, StoreError, UsageError
 from agent_cli.tools.plan import Plan
 
+if TYPE_CHECKING:
+    from agent_cli.tools.background import BackgroundShells
+
 log = logging.getLogger(__name__)
 
 STOPPED_RESULT = "The run was stopped before this call finished; it did not complete."
@@ -52,8 +56,11 @@ class Session:
         conversation: Conversation,
         backend_factory: BackendFactory,
         store: Store | None,
+        shells: BackgroundShells | None = None,
     ) -> None:
         self.conversation = conversation
+        # The background commands the built-in agent started; they end with the session.
+        self.shells = shells
         self.events = EventBus()
         self._backend_factory = backend_factory
         self._backend: Backend | None = None
@@ -209,6 +216,8 @@ class Session:
         if self._backend is not None:
             await self._backend.aclose()
             self._backend = None
+        if self.shells is not None:
+            await self.shells.aclose()
 
     def save(self, *, whole: bool = False) -> None:
         """Persist the conversation; a failure becomes one notice and never loses the run.

@@ -18,7 +18,6 @@ from agent_cli.engine.items import Conversation
 from agent_cli.engine.session import Session
 from agent_cli.engine.store import Store
 from agent_cli.errors import AgentError, UsageError
-from agent_cli.frontends.plan_text import checklist
 from agent_cli.policy.modes import MODES, MODES_TEXT
 from agent_cli.providers.base import ModelInfo
 from agent_cli.settings import Price
@@ -32,7 +31,16 @@ MENTION_SKIPPED_FOLDERS = frozenset(
 NOT_YET = "`{name}` is not available yet in this version."
 
 Action = Literal[
-    "", "quit", "clear", "new", "switched", "theme", "pick_session", "pick_model", "pick_agent"
+    "",
+    "quit",
+    "clear",
+    "new",
+    "switched",
+    "theme",
+    "pick_session",
+    "pick_model",
+    "pick_agent",
+    "pick_shell",
 ]
 
 
@@ -53,7 +61,6 @@ class Command:
 COMMANDS: tuple[Command, ...] = (
     Command("help", "list the commands and keys"),
     Command("mode", "show or switch the mode", f"/mode [{'|'.join(MODES)}]"),
-    Command("plan", "plan mode: read, then approve a plan (or show the plan)"),
     Command("model", "show or switch the model", "/model [NAME]"),
     Command("new", "start a new conversation"),
     Command("sessions", "list this folder's conversations, or resume one", "/sessions [ID]"),
@@ -64,6 +71,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("mcp", "list the MCP servers"),
     Command("diff", "show the workspace's git diff"),
     Command("tasks", "list the scheduled tasks and how each last ran"),
+    Command("shells", "list the background commands, or end one", "/shells [kill ID]"),
     Command("undo", "revert the agent's last file changes in this conversation"),
     Command("theme", "show or switch the theme", "/theme [NAME]"),
     Command("quit", "leave"),
@@ -222,18 +230,6 @@ class Interactive:
         self.session.set_mode(argument)
         return Reply(f"Mode switched to `{argument}`; the next call reads it.")
 
-    async def _plan(self, _argument: str) -> Reply:
-        plan = self.session.conversation.plan
-        if self.session.mode == "plan":
-            if plan is None:
-                return Reply("In plan mode; there is no plan yet. Say what to plan.")
-            return Reply(f"In plan mode. The plan:\n\n{checklist(plan)}")
-        self.session.set_mode("plan")
-        return Reply(
-            "Plan mode: the agent reads and runs only read-only commands, then ends with a "
-            "plan for you to approve, carry out in a mode you pick, or edit first."
-        )
-
     async def _model(self, argument: str) -> Reply:
         conversation = self.session.conversation
         if conversation.agent != "builtin":
@@ -368,6 +364,29 @@ class Interactive:
         listed = "\n".join(f"- {line}" for line in lines)
         return Reply(f"{listed}\n\nManage them with `agent tasks list|run|disable|rm`.")
 
+    async def _shells(self, argument: str) -> Reply:
+        shells = self.session.shells
+        jobs = shells.all() if shells is not None else []
+        verb, _, job_id = argument.partition(" ")
+        if argument and (verb != "kill" or not job_id.strip()):
+            return Reply("Use `/shells` to list them and `/shells kill ID` to end one.", "warn")
+        if shells is None or not jobs:
+            return Reply("No background commands have run in this session.")
+        if argument:
+            job = shells.get(job_id)
+            if job is None:
+                known = ", ".join(f"`{j.id}`" for j in jobs)
+                return Reply(f"There is no background command `{job_id.strip()}`: {known}.", "warn")
+            await shells.kill(job)
+            return Reply(f"`{job.id}` ended: {job.state}.")
+        lines = ["| id | state | command | last lines |", "|---|---|---|---|"]
+        for job in jobs:
+            last = "<br>".join(_cell(line) for line in job.last_lines()) or "—"
+            lines.append(f"| `{job.id}` | {job.state} | `{_cell(job.command)}` | {last} |")
+        lines.append("\nEnd one with `/shells kill ID`.")
+        running = any(not job.exited for job in jobs)
+        return Reply("\n".join(lines), action="pick_shell" if running else "")
+
     async def _clear(self, _argument: str) -> Reply:
         return Reply("", action="clear")
 
@@ -398,3 +417,8 @@ class Interactive:
         self.session = session
         for listener in self.on_switch:
             listener(session)
+
+def _cell(text: str) -> str:
+    """One line of text that cannot break a Markdown table row."""
+    line = " ".join(text.split())
+    return (line if len(line) <= 80 else line[:79] + "…").replace("|", "\\|").replace("`", "'")

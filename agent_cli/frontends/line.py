@@ -28,7 +28,6 @@ from prompt_toolkit.filters import Condition, completion_is_selected
 from prompt_toolkit.history import History
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from rich.console import Console
-from rich.panel import Panel
 from rich.text import Text
 
 from agent_cli.engine.approval import DENY, ApprovalRequest
@@ -44,7 +43,6 @@ from agent_cli.frontends.interactive import (
     Command,
     Interactive,
 )
-from agent_cli.frontends.plan_text import PlanAnswer, card_due, checklist, edit_text, implement
 from agent_cli.frontends.tui.history import History as KeptHistory
 from agent_cli.frontends.tui.history import history_file
 
@@ -240,7 +238,8 @@ class LineRepl:
         self.catch_sigint()
         try:
             self._banner()
-            self._transcript()
+            if self.interactive.session.conversation.items:
+                render.transcript(self.console, self.interactive.session.conversation.items)
             return await self._loop()
         finally:
             self.interactive.on_switch.remove(self._attach)
@@ -287,19 +286,13 @@ class LineRepl:
             if text.startswith("/"):
                 if await self._command(text.strip()):
                     return 0
-                continue
-            reason = await self._send(text)
-            while card_due(self.interactive.session, reason):  # plan mode ended with a plan
-                message = await self._plan_card()
-                if message is None:
-                    break
-                reason = await self._send(message)
+            else:
+                await self._send(text)
 
-    async def _send(self, text: str) -> str:
-        """Run one message; the reason its run ended ("" when it could not start)."""
+    async def _send(self, text: str) -> None:
         self.stopping = False
         try:
-            return (await self.interactive.session.send(text)).reason.value
+            await self.interactive.session.send(text)
         except AgentError as e:
             self.printer.print(render.notice(str(e), "error"))
         except Exception as e:  # the session reports run errors itself; this is a last guard
@@ -308,42 +301,6 @@ class LineRepl:
         finally:
             self.printer.end_line()
             self.approvals.deny_all()
-        return ""
-
-    async def _plan_card(self) -> str | None:
-        """The plan card: implement in a mode (the message to send), edit first, or keep
-        planning (None). Ctrl-C or Ctrl-D keeps planning too."""
-        session = self.interactive.session
-        plan = session.conversation.plan
-        if plan is None:
-            return None
-        text, edited = checklist(plan), False
-        choices = {"a": "ask", "u": "auto", "f": "full"}
-        while True:
-            shown = render.plan_view(plan) if not edited else render.reply(text, "info")
-            self.printer.print(Panel(shown, title="The plan", title_align="left", style="cyan"))
-            try:
-                typed = await _ask_line(
-                    "Implement in [a]sk, a[u]to or [f]ull mode, [e]dit it first, or [k]eep "
-                    "planning? "
-                )
-            except (KeyboardInterrupt, EOFError):
-                typed = "k"
-            finally:
-                self.catch_sigint()
-            key = typed.strip().lower()[:1]
-            if key in choices:
-                return implement(session, PlanAnswer("implement", choices[key], text, edited))
-            if key == "e":
-                changed, problem = await asyncio.to_thread(edit_text, text)
-                if changed is None:
-                    self.printer.print(render.notice(f"Not edited: {problem}.", "warn"))
-                else:
-                    text, edited = changed, True
-                continue
-            if key in ("k", ""):
-                self.printer.print(render.notice("Still in plan mode: say what to change."))
-                return None
 
     async def _command(self, line: str) -> bool:
         """Run a slash command; True when it says to leave."""
@@ -364,16 +321,8 @@ class LineRepl:
         if reply.text:
             self.printer.print(render.reply(reply.text, reply.level))
         if reply.action == "switched":
-            self._transcript()
+            render.transcript(self.console, self.interactive.session.conversation.items)
         return False
-
-    def _transcript(self) -> None:
-        """A resumed conversation's last items, and its plan."""
-        conversation = self.interactive.session.conversation
-        if conversation.items:
-            render.transcript(self.console, conversation.items)
-        if conversation.plan is not None:
-            self.console.print(render.plan_view(conversation.plan))
 
     def _attach(self, session: Session) -> None:
         """Listen to `session` (the first one, or the one /new or /sessions switched to)."""
@@ -424,12 +373,6 @@ class LineRepl:
                 event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
 
         return keys
-
-
-async def _ask_line(message: str) -> str:
-    """One answer typed at a prompt of its own (no history, no completion)."""
-    session: PromptSession[str] = PromptSession()
-    return await session.prompt_async(message, handle_sigint=False)
 
 
 class SharedHistory(History):

@@ -32,6 +32,7 @@ from agent_cli.tools.environment import EnvironmentPolicy
 
 if TYPE_CHECKING:
     from agent_cli.sandbox.launch import Sandbox
+    from agent_cli.tools.background import BackgroundShells
 
 # What the model reads of one result; the person sees all of it.
 MODEL_RESULT_CAP = 12 * 1024
@@ -90,6 +91,8 @@ class ToolContext:
     sandbox: Sandbox | None = None
     read_only: bool = False  # the call was allowed as read-only: nothing is writable
     unsandboxed: bool = False  # the person allowed this call to leave the sandbox
+    # The session's background commands (exec_shell_command with background: true).
+    shells: BackgroundShells | None = None
 
 
 class FileChange(NamedTuple):

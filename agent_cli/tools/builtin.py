@@ -6,6 +6,7 @@ from agent_cli.tools.base import ToolRegistry
 
 
 def builtin_tools() -> ToolRegistry:
+    from agent_cli.tools.background import shell_kill, shell_output
     from agent_cli.tools.files import edit_file, read_file, write_file
     from agent_cli.tools.info import get_info
     from agent_cli.tools.plan import update_plan
@@ -22,5 +23,7 @@ def builtin_tools() -> ToolRegistry:
             write_file,
             edit_file,
             exec_shell_command,
+            shell_output,
+            shell_kill,
         ]
     )

@@ -26,13 +26,13 @@ import contextlib
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, NamedTuple
 
 from agent_cli.sandbox.failures import stopped_by
 from agent_cli.tools.base import Effect, ToolContext, ToolResult, tool
 from agent_cli.tools.environment import SECRET_NAME_PATTERNS, scrubbed_env
+from agent_cli.tools.processes import Output, group_alive, kill_group, pump, start_in_group
 
 # SECRET_NAME_PATTERNS and scrubbed_env are environment.py's, kept here for their importers.
 __all__ = [
@@ -40,9 +40,7 @@ __all__ = [
     "SHELL_MAX_OUTPUT",
     "SHELL_MAX_TIMEOUT",
     "exec_shell_command",
-    "kill_group",
     "scrubbed_env",
-    "start_in_group",
 ]
 
 SHELL = "/bin/sh"
@@ -51,144 +49,15 @@ SHELL_MAX_TIMEOUT = 120
 """Seconds; a longer timeout asked for is cut to this."""
 SHELL_MAX_OUTPUT = 12 * 1024
 """Bytes of output kept (head and tail); the rest is counted, not kept."""
-SHELL_KILL_GRACE = 2.0
-"""Seconds between SIGTERM and SIGKILL for the command's process group."""
+# A background command's shell: its stdin is a pipe the agent holds the other end of. A
+# watcher in the command's group waits on it, so when the agent dies (even by SIGKILL)
+# the pipe ends and the watcher kills the whole group; the command itself reads nothing.
+WATCHED = (
+    "exec 3<&0 </dev/null; (read _ <&3; kill -KILL 0) & watcher=$!; "
+    'sh -c "$1" 3<&-; code=$?; kill "$watcher" 2>/dev/null; exit "$code"'
+)
 SHELL_DRAIN_GRACE = 0.5
 """Seconds the output may stay open after the shell exits (background processes)."""
-_READ_CHUNK = 64 * 1024
-_POLL = 0.05
-
-
-# ------------------------------------------------------------------ output
-
-
-def _utf8_head(data: bytes) -> bytes:
-    """`data` without a UTF-8 character cut off at its end."""
-    for back in range(1, min(4, len(data)) + 1):
-        lead = data[-back]
-        if lead & 0xC0 == 0x80:
-            continue  # a continuation byte: the character started earlier
-        size = 2 if 0xC0 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else 4 if lead >= 0xF0 else 1
-        return data[:-back] if size > back else data
-    return data
-
-
-def _utf8_tail(data: bytes) -> bytes:
-    """`data` without the continuation bytes of a character cut off at its start."""
-    skip = 0
-    while skip < min(3, len(data)) and data[skip] & 0xC0 == 0x80:
-        skip += 1
-    return data[skip:]
-
-
-class _Output:
-    """The first and last bytes of a stream, and how many came in between."""
-
-    def __init__(self, limit: int) -> None:
-        self.head_limit = limit // 2
-        self.tail_limit = limit - self.head_limit
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.total = 0
-
-    def feed(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        room = self.head_limit - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        if chunk:
-            self.tail += chunk
-            if len(self.tail) > 2 * self.tail_limit:
-                del self.tail[: len(self.tail) - self.tail_limit]
-
-    def text(self) -> str:
-        tail = bytes(self.tail[-self.tail_limit :]) if self.tail_limit else b""
-        cut = self.total - len(self.head) - len(tail)
-        if cut <= 0:
-            return (bytes(self.head) + tail).decode("utf-8", "replace")
-        head, tail = _utf8_head(bytes(self.head)), _utf8_tail(tail)
-        cut = self.total - len(head) - len(tail)
-        note = f"\n[... {cut} bytes of output cut here ...]\n"
-        return head.decode("utf-8", "replace") + note + tail.decode("utf-8", "replace")
-
-
-async def _pump(stream: asyncio.StreamReader, output: _Output) -> None:
-    while chunk := await stream.read(_READ_CHUNK):
-        output.feed(chunk)
-
-
-# ------------------------------------------------------------------ process groups
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of the group still runs (zombies do not count: an init that
-    does not reap would otherwise keep a killed group "alive" forever)."""
-    if not os.path.isdir("/proc/self"):
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
-
-
-async def _wait_group(pgid: int, seconds: float) -> bool:
-    """Wait up to `seconds` for the group to end; True if it did."""
-    deadline = time.monotonic() + seconds
-    while _group_alive(pgid):
-        if time.monotonic() >= deadline:
-            return False
-        await asyncio.sleep(_POLL)
-    return True
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-async def kill_group(pgid: int) -> None:
-    """SIGTERM the group, SIGKILL whatever is left after the grace period."""
-    _signal_group(pgid, signal.SIGTERM)
-    try:
-        if await _wait_group(pgid, SHELL_KILL_GRACE):
-            return
-    except asyncio.CancelledError:
-        _signal_group(pgid, signal.SIGKILL)
-        raise
-    _signal_group(pgid, signal.SIGKILL)
-    await _wait_group(pgid, 1.0)
-
-
-async def start_in_group(*argv: str, **options: Any) -> asyncio.subprocess.Process:
-    """`asyncio.create_subprocess_exec` in a new session (so its own process group), that
-    a stop while it starts cannot leave half done: asyncio alone would kill only the
-    leader, and what it had already started would go on. The start is let finish, then
-    the whole group is ended."""
-    starting = asyncio.ensure_future(
-        asyncio.create_subprocess_exec(*argv, start_new_session=True, **options)
-    )
-    try:
-        return await asyncio.shield(starting)
-    except asyncio.CancelledError:
-        with contextlib.suppress(OSError):
-            started = await starting
-            await kill_group(started.pid)
-            await started.wait()
-        raise
 
 
 # ------------------------------------------------------------------ the tool
@@ -237,8 +106,8 @@ async def _run(start: _Start, cwd: str, timeout: float, limit: int) -> tuple[str
         preexec_fn=start.preexec_fn, pass_fds=start.pass_fds,
     )  # fmt: skip
     assert proc.stdout is not None
-    output = _Output(limit)
-    reader = asyncio.create_task(_pump(proc.stdout, output))
+    output = Output(limit)
+    reader = asyncio.create_task(pump(proc.stdout, output))
     exited = asyncio.create_task(_until_exit(proc, reader))
     note, timed_out = "", False
     try:
@@ -249,7 +118,7 @@ async def _run(start: _Start, cwd: str, timeout: float, limit: int) -> tuple[str
             note = f"[timed out after {timeout:g} s; the command's processes were killed]"
         else:
             drained, _ = await asyncio.wait({reader}, timeout=SHELL_DRAIN_GRACE)
-            if not drained and _group_alive(proc.pid):
+            if not drained and group_alive(proc.pid):
                 await kill_group(proc.pid)
                 note = "[background processes still holding the output were stopped]"
     except asyncio.CancelledError:
@@ -260,7 +129,7 @@ async def _run(start: _Start, cwd: str, timeout: float, limit: int) -> tuple[str
     return _result_text(output, proc.returncode, note, timed_out), timed_out, proc.returncode
 
 
-def _result_text(output: _Output, code: int | None, note: str, timed_out: bool) -> str:
+def _result_text(output: Output, code: int | None, note: str, timed_out: bool) -> str:
     text = output.text()
     if text and not text.endswith("\n"):
         text += "\n"
@@ -288,15 +157,23 @@ async def exec_shell_command(
     max_output_size: Annotated[int, f"Bytes of output to keep (at most {SHELL_MAX_OUTPUT})."] = (
         SHELL_MAX_OUTPUT
     ),
+    background: Annotated[
+        bool,
+        "Keep it running and answer at once with an id (bg1, …) and its first output: for "
+        "servers and watchers. Read it later with shell_output, end it with shell_kill.",
+    ] = False,
 ) -> ToolResult:
     """Run a shell command in the workspace folder and answer with its output (stdout and
     stderr together) and exit code. It gets no input; long-running commands are stopped
-    at the timeout. Prefer read_file, grep_search and file_glob_search for looking at files."""
+    at the timeout unless run in the background. Prefer read_file, grep_search and
+    file_glob_search for looking at files."""
     seconds = max(1, min(timeout, SHELL_MAX_TIMEOUT))
     limit = max(1, min(max_output_size, SHELL_MAX_OUTPUT))
     env = ctx.env_policy.apply(ctx.env or os.environ)
     root = str(ctx.workspace.root)
     sandbox = None if ctx.unsandboxed else ctx.sandbox
+    if background:
+        return await _background(ctx, command, env, root, limit)
     if sandbox is None or not sandbox.active:
         return (await _start(_Start([SHELL, "-c", command], env), root, seconds, limit))[0]
     plan = sandbox.plan(ctx.workspace.root, env, write=not ctx.read_only)
@@ -309,6 +186,55 @@ async def exec_shell_command(
     stopped = "" if result.is_error else stopped_by(result.text, code, sandbox.kind, plan.network)
     text = result.text + "".join(f"\n{note}" for note in launch.notes)
     return result._replace(text=text, stopped=stopped)
+
+
+async def _background(
+    ctx: ToolContext, command: str, env: dict[str, str], cwd: str, limit: int
+) -> ToolResult:
+    """Start `command` as a background command of the session and answer with its id."""
+    shells = ctx.shells
+    if shells is None:
+        return ToolResult("Background commands are not available here.", is_error=True)
+    if refusal := shells.refusal():
+        return ToolResult(refusal, is_error=True)
+    sandbox = None if ctx.unsandboxed else ctx.sandbox
+    confined = sandbox is not None and sandbox.active
+    # bwrap ends everything with the agent (--die-with-parent, its own pid namespace);
+    # elsewhere a watcher in the command's group does, when the agent's pipe end closes.
+    watched = not confined or sandbox is None or sandbox.kind != "bwrap"
+    argv = [SHELL, "-c", WATCHED, SHELL, command] if watched else [SHELL, "-c", command]
+    cleanup = contextlib.ExitStack()
+    stdin: int = asyncio.subprocess.DEVNULL
+    try:
+        start = _Start(argv, env)
+        if confined and sandbox is not None:
+            plan = sandbox.plan(ctx.workspace.root, env, write=not ctx.read_only)
+            launch = cleanup.enter_context(sandbox.launch(argv, plan, env))
+            start = _Start(launch.argv, launch.env, launch.preexec_fn, launch.pass_fds)
+        if watched:
+            stdin, agent_end = os.pipe()
+            cleanup.callback(os.close, agent_end)  # closed when the command is done with
+        try:
+            process = await start_in_group(
+                *start.argv, cwd=cwd, env=start.env, stdin=stdin,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                preexec_fn=start.preexec_fn, pass_fds=start.pass_fds,
+            )  # fmt: skip
+        finally:
+            if watched:
+                os.close(stdin)
+    except (OSError, subprocess.SubprocessError) as exc:
+        cleanup.close()
+        return ToolResult(f"The command could not be started ({exc}).", is_error=True)
+    except BaseException:
+        cleanup.close()
+        raise
+    job = shells.adopt(command, process, limit, cleanup)
+    await shells.first_output(job)
+    return ToolResult(
+        f"Started {job.id} in the background. Read it with shell_output(id={job.id!r}), "
+        f"end it with shell_kill.\n{job.report()}"
+    )
 
 
 async def _start(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -44,8 +45,5 @@ def err(result: subprocess.CompletedProcess) -> str:
 
 
 def saved() -> list[dict]:
-    """Every stored conversation as saved (its JSON form), in id order."""
-    from agent_cli.engine.store import SUFFIX, read_stored
-
     folder = paths.conversations_dir()
-    return [read_stored(p) for p in sorted(folder.glob(f"*{SUFFIX}"))]
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]

@@ -19,14 +19,18 @@ from agent_cli.tools.base import (
 )
 from agent_cli.tools.builtin import builtin_tools
 
-LLAMA_CPP_TOOLS = {
+# llama.cpp's names (SPEC §7), then ours: the plan, and reading and ending background commands.
+BUILTIN_TOOLS = {
     "read_file": Effect.READ,
     "file_glob_search": Effect.READ,
     "grep_search": Effect.READ,
     "get_info": Effect.READ,
+    "update_plan": Effect.READ,
     "write_file": Effect.WRITE,
     "edit_file": Effect.WRITE,
     "exec_shell_command": Effect.EXEC,
+    "shell_output": Effect.READ,
+    "shell_kill": Effect.READ,
 }
 
 
@@ -60,9 +64,9 @@ def test_a_tiny_cap_still_gives_a_short_answer() -> None:
 
 def test_the_builtin_tools_have_llama_cpp_names_in_order_and_declare_their_effect() -> None:
     tools = builtin_tools()
-    assert tools.names() == list(LLAMA_CPP_TOOLS)
+    assert tools.names() == list(BUILTIN_TOOLS)
     for t in tools:
-        assert t.effect is LLAMA_CPP_TOOLS[t.name], t.name
+        assert t.effect is BUILTIN_TOOLS[t.name], t.name
         assert t.parameters["type"] == "object" and t.description, t.name
         assert t.spec.parameters is t.parameters  # one schema, sent as is
 

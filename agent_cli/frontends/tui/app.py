@@ -26,7 +26,6 @@ from agent_cli.engine.items import AssistantItem, ToolItem
 from agent_cli.engine.session import Session
 from agent_cli.errors import AgentError
 from agent_cli.frontends.interactive import Interactive, Reply
-from agent_cli.frontends.plan_text import PlanAnswer, card_due, implement
 from agent_cli.frontends.tui import themes
 from agent_cli.frontends.tui.approval_queue import ApprovalQueue
 from agent_cli.frontends.tui.assistant_view import AssistantView
@@ -34,7 +33,6 @@ from agent_cli.frontends.tui.composer import Composer
 from agent_cli.frontends.tui.feed import Batch, EventFeed
 from agent_cli.frontends.tui.history import History, history_file
 from agent_cli.frontends.tui.markdown_render import Palette, warm_up
-from agent_cli.frontends.tui.plan_view import PlanView
 from agent_cli.frontends.tui.search import find_all
 from agent_cli.frontends.tui.search_bar import SearchBar
 from agent_cli.frontends.tui.status_line import StatusLine
@@ -61,7 +59,6 @@ STYLES = (  # one beside each widget's module
     "completion_menu.tcss",
     "search_bar.tcss",
     "status_line.tcss",
-    "plan_view.tcss",
 )
 
 
@@ -87,7 +84,6 @@ class AgentApp(App[int]):
         self.transcript = Transcript(self._streamed_text, id="transcript")
         self.composer = Composer(workspace, History(history_file(workspace)))
         self.search_bar = SearchBar()
-        self.plan_view = PlanView(id="plan")
         self.status = StatusLine(reduce_motion=settings.reduce_motion)
         if settings.reduce_motion:  # Textual's own: no smooth scrolling or sliding widgets
             self.animation_level = "none"
@@ -111,7 +107,6 @@ class AgentApp(App[int]):
     def compose(self) -> ComposeResult:
         yield self.transcript
         yield self.search_bar
-        yield self.plan_view
         yield self.composer
         yield self.status
 
@@ -119,7 +114,6 @@ class AgentApp(App[int]):
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.interactive.questions.answer = self._ask
         self._show_status()
-        self.plan_view.plan = self.session.conversation.plan
         await self.transcript.show(self.session.conversation.items)
         for problem in self.theme_problems:
             self.transcript.add_reply(problem, "warn")
@@ -242,8 +236,6 @@ class AgentApp(App[int]):
         if batch.round_usage is not None:
             used = batch.round_usage
             self.status.in_context = used.input_tokens + used.output_tokens
-        if batch.plan is not None:
-            self.plan_view.plan = batch.plan
         for request in batch.approvals:
             self.approvals.add(request)
         if batch.finished is not None:
@@ -255,27 +247,6 @@ class AgentApp(App[int]):
         self._git_status()
         said = {"answered": "The answer is ready.", "stopped": "The run was stopped."}
         self._attention(said.get(reason, f"The run ended ({reason.replace('_', ' ')})."))
-        if card_due(self.session, reason):
-            self._offer_plan()
-
-    def _offer_plan(self) -> None:
-        """Plan mode ended with a plan: the card, whose answer may start the run that
-        carries it out."""
-        from agent_cli.frontends.tui.plan_card import PlanCard
-
-        plan = self.session.conversation.plan
-        if plan is None:
-            return
-
-        def answered(answer: PlanAnswer | None) -> None:
-            if answer is None or answer.choice != "implement":
-                self.transcript.add_reply("Still in plan mode: say what to change.", "info")
-                return
-            message = implement(self.session, answer)
-            self.status.mode = self.session.mode
-            self._run(message)
-
-        self.push_screen(PlanCard(plan), callback=answered)
 
     def _attention(self, message: str) -> None:
         """A bell and a toast when the person is elsewhere and wants to know (settings.notify)."""
@@ -388,7 +359,6 @@ class AgentApp(App[int]):
     async def _show_session(self) -> None:
         self._query, self._matches = "", []
         self._show_status()
-        self.plan_view.plan = self.session.conversation.plan
         await self.transcript.show(self.session.conversation.items)
 
     async def _pick_session(self) -> bool:
@@ -429,6 +399,17 @@ class AgentApp(App[int]):
             options.append(labelled_option(choice.id, note, enabled=not choice.missing))
         current = self.session.conversation.agent
         self._pick(Picker("Hand the conversation to", options, current), "/agent")
+        return True
+
+    async def _pick_shell(self) -> bool:
+        from agent_cli.frontends.tui.picker import Picker, labelled_option
+
+        shells = self.session.shells
+        running = shells.running() if shells is not None else []
+        if not running:
+            return False
+        options = [labelled_option(job.id, job.command.split("\n", 1)[0]) for job in running]
+        self._pick(Picker("End a background command", options), "/shells kill")
         return True
 
     def _pick(self, picker: Screen[str | None], command: str) -> None:
