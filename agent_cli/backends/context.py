@@ -13,7 +13,6 @@ service's own refusal is the final word.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Sequence
 
@@ -24,6 +23,7 @@ from agent_cli.tools.base import MODEL_RESULT_CAP, cap_for_model
 # What a shortened result keeps for the model.
 SHORTENED_CAP = 1024
 NOT_RUN = "This call did not run (the run stopped before it)."
+FINAL = ("done", "denied", "error")  # a call's states once it has its result
 SUMMARY_HEADER = "[A summary of the earlier conversation, which was compacted]\n"
 CHARS_PER_TOKEN = 4
 ITEM_OVERHEAD_TOKENS = 8  # role markers and framing around each message
@@ -75,62 +75,55 @@ def sent_items(items: Sequence[Item]) -> Sequence[Item]:
 
 
 def to_messages(items: Sequence[Item]) -> tuple[Message, ...]:
-    items = sent_items(items)
-    messages: list[Message] = []
-    results: dict[str, ToolItem] = {
-        i.call_id: i for i in items if isinstance(i, ToolItem) and i.state in _FINAL
-    }
-    for item in items:
-        if isinstance(item, UserItem):
-            messages.append(Message("user", item.text))
-        elif isinstance(item, SummaryItem):
-            messages.append(Message("user", SUMMARY_HEADER + item.text))
-        elif isinstance(item, AssistantItem) and (item.text or item.tool_calls):
-            messages.append(_assistant_message(item))
-            for call in item.tool_calls:
-                messages.append(_result_message(call.id, results.get(call.id)))
-    return tuple(messages)
+    sent = sent_items(items)
+    return tuple(message for index in range(len(sent)) for message in item_messages(sent, index))
 
 
-_FINAL = ("done", "denied", "error")
-
-# Every round sends every earlier answer again: an answer's message is built once. A
-# finished answer never changes; the key still holds what could (its text, its calls).
-_ASSISTANT_MESSAGES: dict[tuple[str, str, int], Message] = {}
-_ASSISTANT_MESSAGES_KEPT = 4096
-
-
-def _assistant_message(item: AssistantItem) -> Message:
-    key = (item.id, item.text, len(item.tool_calls))
-    message = _ASSISTANT_MESSAGES.get(key)
-    if message is None:
-        calls = tuple(
-            ToolCallSpec(c.id, c.name, arguments_for_model(c.arguments)) for c in item.tool_calls
-        )
-        message = Message("assistant", item.text, calls)
-        if len(_ASSISTANT_MESSAGES) >= _ASSISTANT_MESSAGES_KEPT:
-            _ASSISTANT_MESSAGES.clear()  # simplest bound; the next round refills it
-        _ASSISTANT_MESSAGES[key] = message
-    return message
+def item_messages(items: Sequence[Item], index: int) -> list[Message]:
+    """The messages the item at `index` stands for: a user message or a summary, or an
+    answer followed by one result for each of its calls (notices and calls: none)."""
+    item = items[index]
+    if isinstance(item, UserItem):
+        return [Message("user", item.text)]
+    if isinstance(item, SummaryItem):
+        return [Message("user", SUMMARY_HEADER + item.text)]
+    if isinstance(item, AssistantItem) and (item.text or item.tool_calls):
+        return answer_messages(item, call_results(items, index))
+    return []
 
 
-def _result_message(call_id: str, item: ToolItem | None) -> Message:
+def call_results(items: Sequence[Item], index: int) -> dict[str, ToolItem]:
+    """The finished calls of the answer at `index`, by call id: its round's tool items,
+    which come after it and before the next answer (a model may use an id again)."""
+    results: dict[str, ToolItem] = {}
+    for at in range(index + 1, len(items)):
+        item = items[at]
+        if isinstance(item, AssistantItem):
+            break
+        if isinstance(item, ToolItem) and item.state in FINAL:
+            results[item.call_id] = item
+    return results
+
+
+def answer_messages(item: AssistantItem, results: dict[str, ToolItem]) -> list[Message]:
+    calls = tuple(
+        ToolCallSpec(c.id, c.name, arguments_for_model(c.arguments)) for c in item.tool_calls
+    )
+    messages = [Message("assistant", item.text, calls)]
+    messages += (result_message(call.id, results.get(call.id)) for call in item.tool_calls)
+    return messages
+
+
+def result_message(call_id: str, item: ToolItem | None) -> Message:
     if item is None:
         return Message("tool", NOT_RUN, tool_call_id=call_id, is_error=True)
-    cap = SHORTENED_CAP if item.shortened else MODEL_RESULT_CAP
-    return _tool_message(call_id, item.result, cap, item.is_error)
-
-
-@functools.lru_cache(maxsize=4096)  # every round sends every earlier result again
-def _tool_message(call_id: str, result: str, cap: int, is_error: bool) -> Message:
-    return Message("tool", cap_for_model(result, cap), tool_call_id=call_id, is_error=is_error)
+    return Message("tool", result_for_model(item), tool_call_id=call_id, is_error=item.is_error)
 
 
 def result_for_model(item: ToolItem) -> str:
     return cap_for_model(item.result, SHORTENED_CAP if item.shortened else MODEL_RESULT_CAP)
 
 
-@functools.lru_cache(maxsize=4096)  # every round sends every earlier call again
 def arguments_for_model(arguments: str) -> str:
     """Arguments as written when they are a JSON object, else `{}` (SPEC §4)."""
     try:
@@ -174,7 +167,7 @@ def shorten_oldest(items: Sequence[Item]) -> ToolItem | None:
     so no call/result pair is ever split.
     """
     for item in sent_items(items):
-        if _shortenable(item):
+        if shortenable(item):
             assert isinstance(item, ToolItem)
             item.shortened = True
             return item
@@ -183,10 +176,11 @@ def shorten_oldest(items: Sequence[Item]) -> ToolItem | None:
 
 def can_shorten(items: Sequence[Item]) -> bool:
     """Whether `shorten_oldest` would find something to shorten."""
-    return any(_shortenable(item) for item in sent_items(items))
+    return any(shortenable(item) for item in sent_items(items))
 
 
-def _shortenable(item: Item) -> bool:
+def shortenable(item: Item) -> bool:
+    """A long tool result the model still reads whole."""
     return isinstance(item, ToolItem) and not item.shortened and len(item.result) > SHORTENED_CAP
 
 

@@ -25,12 +25,11 @@ from agent_cli.backends.context import (
     DEFAULT_CONTEXT_WINDOW,
     can_shorten,
     compaction_cut,
-    estimate,
     fits,
     sent_items,
-    shorten_oldest,
     to_messages,
 )
+from agent_cli.backends.model_view import ModelView
 from agent_cli.backends.round_stream import RoundStream
 from agent_cli.engine.approval import ApprovalKind, ApprovalRequest, Decision
 from agent_cli.engine.backend import Run, RunResult, StopReason
@@ -161,6 +160,8 @@ class BuiltinLoop:
             await self.hooks.aclose()
         if self._extra_source is not None:
             await self._extra_source.aclose()
+        if self.context.feedback is not None and not self.scope:  # its language servers
+            await self.context.feedback.aclose()
 
     async def run(self, run: Run) -> RunResult:
         hooks = None if self.scope else self.hooks  # a sub-agent's run is part of its parent's
@@ -185,6 +186,14 @@ class BuiltinLoop:
         await hooks.stop(run, result.reason.value)
         return result
 
+    def _take_steered(self, run: Run) -> bool:
+        """Add what the person steered in since the last request; a sub-agent's rounds
+        leave it to the conversation's own."""
+        steered = [] if self.scope else run.take_steered()
+        for text in steered:
+            run.add(UserItem(text))
+        return bool(steered)
+
     async def _rounds(self, run: Run) -> RunResult:
         await self._load_extra_tools(run)
         system = self.system_prompt(run.mode)  # once per message: byte-identical rounds
@@ -193,9 +202,12 @@ class BuiltinLoop:
             if self.subagents is not None and not self.subagents.take_round():
                 self._warn(run, self.subagents.budget_notice())
                 return RunResult(StopReason.ROUND_LIMIT)
+            self._take_steered(run)
             run.rounds += 1
             calls = await self._round(run, system)
             if not calls:
+                if self._take_steered(run):
+                    continue  # steered in while it answered: the model reads it now
                 return RunResult(StopReason.ANSWERED)
             await self._dispatch(run, calls)
             if failures.repeated(calls):
@@ -218,10 +230,15 @@ class BuiltinLoop:
         if self.hooks is not None:
             self.hooks.notify(run, {"kind": "notice", "level": "warn", "text": text})
 
-    def _items(self, run: Run) -> list[Item]:
-        """The items of this loop's scope: all its model reads of the conversation."""
-        scope = self.scope
-        return [item for item in run.conversation.items if item.parent == scope]
+    _model_view: ModelView | None = None
+
+    def _view(self, run: Run) -> ModelView:
+        """The items of this loop's scope, as its model reads them: kept between rounds."""
+        view = self._model_view
+        if view is None or view.scope != self.scope:
+            view = self._model_view = ModelView(self.scope)
+        view.sync(run.conversation.items)
+        return view
 
     async def _load_extra_tools(self, run: Run) -> None:
         """Add MCP servers' tools the first time a run may offer them (never in read-only),
@@ -255,14 +272,14 @@ class BuiltinLoop:
         shortened, one at a time, until it fits or nothing is left to shorten.
         """
         specs = () if self._no_tools else tuple(t.spec for t in offered(self.tools, run.mode))
-        items = self._items(run)
-        size = estimate(system, items, _size(specs))
-        window = await self._window(size, items)
+        view = self._view(run)
+        size = view.estimate(system, _size(specs))
+        window = await self._window(size, view.items)
         while not fits(size, window):
-            self._shorten(run, items)
-            size = estimate(system, items, _size(specs))
+            self._shorten(run, view)
+            size = view.estimate(system, _size(specs))
         while True:
-            request = Request(self.settings.model, system, to_messages(items), specs)
+            request = Request(self.settings.model, system, view.messages(), specs)
             stream = RoundStream(run, self.tools, lambda text: self._warn(run, text))
             try:
                 async for event in self.provider.stream(request):
@@ -270,7 +287,7 @@ class BuiltinLoop:
             except ContextTooLong:
                 if stream.assistant is not None:
                     raise
-                self._shorten(run, items)
+                self._shorten(run, view)
                 continue
             except ProviderHTTPError as e:
                 if (
@@ -304,9 +321,10 @@ class BuiltinLoop:
             self.settings = self.settings._replace(context_window=served)
         return self.settings.context_window
 
-    def _shorten(self, run: Run, items: list[Item]) -> None:
-        if shorten_oldest(items) is None:
-            if compaction_cut(items, KEEP_TURNS) == 0:  # /compact would find nothing to do
+    def _shorten(self, run: Run, view: ModelView) -> None:
+        shortened = view.shorten_oldest()
+        if shortened is None:
+            if compaction_cut(view.items, KEEP_TURNS) == 0:  # /compact would find nothing to do
                 raise ContextFull(
                     "This message's own work no longer fits the model's context window, and "
                     "there is nothing older to summarise — start a new conversation with a "
@@ -316,6 +334,7 @@ class BuiltinLoop:
                 "The conversation no longer fits the model's context window — run /compact "
                 "(or agent run --continue --compact) to summarise it, or start a new one."
             )
+        run.update(shortened)
         if not self._shortened_notice:
             self._shortened_notice = True
             run.notice(
@@ -325,7 +344,8 @@ class BuiltinLoop:
 
     async def compact(self, run: Run, focus: str) -> RunResult:
         """Summarise the older items into one; they stay stored but are no longer sent."""
-        items = self._items(run)
+        view = self._view(run)
+        items = view.items
         cut = compaction_cut(items, KEEP_TURNS)
         if cut == 0:
             run.notice("Nothing to compact yet: the conversation is still short.")
@@ -340,7 +360,7 @@ class BuiltinLoop:
                     if type(event) is TextDelta:
                         parts.append(event.text)
             except ContextTooLong:
-                self._shorten(run, items)
+                self._shorten(run, view)
                 continue
             break
         replaced = len(sent_items(items[:cut]))
@@ -366,6 +386,7 @@ class BuiltinLoop:
             reads = []
             await self._call(run, item)
         await self._call_all(run, reads)
+        await _round_checks(run, self.context, self.tools, items)
 
     async def _call_all(self, run: Run, items: list[ToolItem]) -> None:
         if len(items) == 1:
@@ -647,6 +668,23 @@ def _fail(run: Run, item: ToolItem, message: str) -> None:
     _finish(run, item, ToolResult(message, is_error=True), "error")
 
 
+async def _round_checks(
+    run: Run, context: ToolContext, tools: ToolRegistry, items: list[ToolItem]
+) -> None:
+    """The `{files}` checks of a round (tools/feedback.py): a failure's output joins the
+    round's last call that may have changed files."""
+    if context.feedback is None:
+        return
+    report = await context.feedback.end_round(context)
+    changed = [i for i in items if (t := tools.get(i.tool)) and t.effect is not Effect.READ]
+    if not report.text or not changed:
+        return
+    last = changed[-1]
+    last.result += report.text
+    last.diagnostics = (*last.diagnostics, *report.diagnostics)
+    run.update(last, save=True)
+
+
 def _finish(run: Run, item: ToolItem, result: ToolResult, state: str) -> None:
     text = result.text
     if len(text) > STORED_RESULT_CAP:
@@ -655,5 +693,6 @@ def _finish(run: Run, item: ToolItem, result: ToolResult, state: str) -> None:
     item.is_error = result.is_error
     item.diff = result.diff or item.diff
     item.file = result.file or item.file
+    item.diagnostics = result.diagnostics or item.diagnostics
     item.state = state  # type: ignore[assignment]
     run.update(item, save=True)

@@ -71,6 +71,12 @@ def test_shortening_takes_the_oldest_long_result_first_and_never_a_user_message(
     assert len(messages[2].content) < SHORTENED_CAP + 300
 
 
+def test_a_call_id_used_again_in_a_later_round_is_answered_by_its_own_round():
+    items = [*turn(1, result="first"), *turn(1, result="second")]  # both rounds call "c1"
+    results = [m.content for m in to_messages(items) if m.role == "tool"]
+    assert results == ["first", "second"]
+
+
 def test_compaction_cut_never_splits_a_call_from_its_result():
     items = [*turn(1), *turn(2), *turn(3)]
     cut = compaction_cut(items, keep_turns=2)
