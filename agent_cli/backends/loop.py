@@ -160,8 +160,6 @@ class BuiltinLoop:
             await self.hooks.aclose()
         if self._extra_source is not None:
             await self._extra_source.aclose()
-        if self.context.feedback is not None and not self.scope:  # its language servers
-            await self.context.feedback.aclose()
 
     async def run(self, run: Run) -> RunResult:
         hooks = None if self.scope else self.hooks  # a sub-agent's run is part of its parent's
@@ -186,14 +184,6 @@ class BuiltinLoop:
         await hooks.stop(run, result.reason.value)
         return result
 
-    def _take_steered(self, run: Run) -> bool:
-        """Add what the person steered in since the last request; a sub-agent's rounds
-        leave it to the conversation's own."""
-        steered = [] if self.scope else run.take_steered()
-        for text in steered:
-            run.add(UserItem(text))
-        return bool(steered)
-
     async def _rounds(self, run: Run) -> RunResult:
         await self._load_extra_tools(run)
         system = self.system_prompt(run.mode)  # once per message: byte-identical rounds
@@ -202,12 +192,9 @@ class BuiltinLoop:
             if self.subagents is not None and not self.subagents.take_round():
                 self._warn(run, self.subagents.budget_notice())
                 return RunResult(StopReason.ROUND_LIMIT)
-            self._take_steered(run)
             run.rounds += 1
             calls = await self._round(run, system)
             if not calls:
-                if self._take_steered(run):
-                    continue  # steered in while it answered: the model reads it now
                 return RunResult(StopReason.ANSWERED)
             await self._dispatch(run, calls)
             if failures.repeated(calls):
@@ -386,7 +373,6 @@ class BuiltinLoop:
             reads = []
             await self._call(run, item)
         await self._call_all(run, reads)
-        await _round_checks(run, self.context, self.tools, items)
 
     async def _call_all(self, run: Run, items: list[ToolItem]) -> None:
         if len(items) == 1:
@@ -668,23 +654,6 @@ def _fail(run: Run, item: ToolItem, message: str) -> None:
     _finish(run, item, ToolResult(message, is_error=True), "error")
 
 
-async def _round_checks(
-    run: Run, context: ToolContext, tools: ToolRegistry, items: list[ToolItem]
-) -> None:
-    """The `{files}` checks of a round (tools/feedback.py): a failure's output joins the
-    round's last call that may have changed files."""
-    if context.feedback is None:
-        return
-    report = await context.feedback.end_round(context)
-    changed = [i for i in items if (t := tools.get(i.tool)) and t.effect is not Effect.READ]
-    if not report.text or not changed:
-        return
-    last = changed[-1]
-    last.result += report.text
-    last.diagnostics = (*last.diagnostics, *report.diagnostics)
-    run.update(last, save=True)
-
-
 def _finish(run: Run, item: ToolItem, result: ToolResult, state: str) -> None:
     text = result.text
     if len(text) > STORED_RESULT_CAP:
@@ -693,6 +662,5 @@ def _finish(run: Run, item: ToolItem, result: ToolResult, state: str) -> None:
     item.is_error = result.is_error
     item.diff = result.diff or item.diff
     item.file = result.file or item.file
-    item.diagnostics = result.diagnostics or item.diagnostics
     item.state = state  # type: ignore[assignment]
     run.update(item, save=True)
