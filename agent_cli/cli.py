@@ -15,10 +15,17 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def main() -> None:
-    argv = sys.argv[1:]
+    _leave(run(sys.argv[1:]))
+
+
+def run(argv: list[str]) -> str | int | None:
+    """The CLI on `argv`, to its end; what the process exits with (as `SystemExit.code`).
+
+    `main` is this and a quick exit; the tests call it in their own process.
+    """
     if argv in (["--version"], ["-V"]):  # the fast path: no Typer, no imports
         print(f"agent {__version__}")
-        sys.exit(EXIT_OK)
+        return EXIT_OK
     # httpx imports its own command-line client whenever click and rich are installed
     # (they are: Typer and the TUI), which costs ~90 ms at start; nothing here uses it.
     # (None in sys.modules makes an import of it fail: typeshed allows only modules there.)
@@ -27,10 +34,10 @@ def main() -> None:
     try:
         app(args=argv, prog_name="agent", standalone_mode=True)
     except KeyboardInterrupt:
-        _leave(EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
     except SystemExit as e:
-        _leave(e.code)
-    _leave(EXIT_OK)
+        return e.code
+    return EXIT_OK
 
 
 def _leave(code: str | int | None) -> NoReturn:

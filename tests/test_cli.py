@@ -11,7 +11,7 @@ import typer.core
 import typer.main
 
 from agent_cli.commands import SUMMARIES
-from tests.support.cli import agent, err, out
+from tests.support.cli import agent, agent_process, err, out
 
 
 @pytest.mark.parametrize("name", sorted(SUMMARIES))
@@ -44,7 +44,7 @@ def test_every_command_and_subcommand_has_examples_in_its_help(name: str) -> Non
 
 
 def test_agent_help_has_examples(tmp_path: Path) -> None:
-    result = agent(tmp_path, "--help")
+    result = agent_process(tmp_path, "--help")
     assert result.returncode == 0 and "Examples:" in out(result), (
         "`agent --help` shows no examples: give the root app an epilog"
     )

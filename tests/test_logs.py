@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_cli import credentials, logs, paths
-from tests.support.cli import agent, err
+from tests.support.cli import agent, agent_process, err
 from tests.support.fake_openai import FakeOpenAI, http_error, text
 
 KEY = "sk-DEBUGLOG-5e8a1f0c2b7d"
@@ -111,7 +111,7 @@ def test_debug_run_logs_bodies_but_no_key(tmp_path: Path) -> None:
     with FakeOpenAI(models=["m1"]) as fake:
         fake.add(text("The answer is forty-two."))
         env = {"OPENAI_API_KEY": KEY, "DEPLOY_TOKEN": VARIABLE_SECRET}
-        result = agent(workspace, "run", "--debug", prompt, fake=fake, env=env)
+        result = agent_process(workspace, "run", "--debug", prompt, fake=fake, env=env)
         assert result.returncode == 0, err(result)
         assert fake.request_headers[0]["authorization"] == f"Bearer {KEY}"  # it was sent
     said = next(line for line in err(result).splitlines() if "debug log" in line)

@@ -15,7 +15,7 @@ import pytest
 
 from agent_cli import paths
 from agent_cli.commands.run import STDIN_CAP
-from tests.support.cli import agent, err, out, saved
+from tests.support.cli import agent, agent_process, err, out, saved
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls
 from tests.support.measured import agent_measured
 
@@ -185,7 +185,9 @@ def test_a_paste_cut_inside_a_character_keeps_valid_text(fake, workspace):
 
 def test_a_non_utf8_paste_is_replaced_not_fatal(fake, workspace):
     fake.add(text("ok"))
-    result = agent(workspace, "run", "what is this?", fake=fake, stdin=b"caf\xe9 \xff\xfe\n")
+    result = agent_process(
+        workspace, "run", "what is this?", fake=fake, stdin=b"caf\xe9 \xff\xfe\n"
+    )
     assert result.returncode == 0, err(result)
     assert "Traceback" not in err(result)
     assert "caf\ufffd \ufffd\ufffd" in fake.requests[0]["messages"][-1]["content"]

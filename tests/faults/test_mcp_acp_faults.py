@@ -26,7 +26,7 @@ import pytest
 from agent_cli import mcp_config
 from agent_cli.engine.session import STOPPED_RESULT
 from tests.support.acp_agent import add_to_user_config, records
-from tests.support.cli import TIMEOUT, agent, err, out, saved
+from tests.support.cli import TIMEOUT, agent, agent_process, err, out, saved
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls
 from tests.support.mcp_servers import SERVER
 from tests.support.processes import gone
@@ -242,7 +242,7 @@ def test_an_agent_dying_mid_prompt_is_exit_1_with_one_sentence_and_resumable(
         },
         folder,
     )  # fmt: skip
-    result = agent(workspace, "run", "--agent", "fixture", "crash now")
+    result = agent_process(workspace, "run", "--agent", "fixture", "crash now")
 
     assert result.returncode == 1, err(result)
     assert out(result).startswith("About to")  # what arrived was shown

@@ -1,8 +1,8 @@
 """Provider faults through the real CLI (issue 8): each ends with one clear sentence, the
 right exit code, and the stored conversation intact and resumable.
 
-`agent run` runs in a subprocess against a loopback fake server (or an address where
-nothing can answer). Waits are shrunk through real settings: a `Retry-After` the
+`agent run` runs (in this process, once in its own) against a loopback fake server (or
+an address where nothing can answer). Waits are shrunk through real settings: a `Retry-After` the
 client honours, `read_timeout` in the project's config file. Format-specific parsing
 is covered in tests/providers/; the Anthropic and Responses formats get one fault
 each here, the one whose parsing differs most: a stream cut while a call is written.
@@ -21,7 +21,7 @@ import pytest
 
 from agent_cli import paths
 from tests.support import fake_anthropic, fake_responses
-from tests.support.cli import TIMEOUT, agent, err, out, saved
+from tests.support.cli import TIMEOUT, agent, agent_process, err, out, saved
 from tests.support.fake_openai import (
     LONG_TEXT_PIECE,
     FakeOpenAI,
@@ -123,7 +123,7 @@ def short_read_timeout(workspace: Path, seconds: float = 1) -> None:
 
 def test_connection_refused_is_retried_then_says_to_start_the_server(fake, workspace):
     dead = f"http://127.0.0.1:{free_port()}/v1"
-    result = agent(workspace, "run", PROMPT, *MODEL, env={"OPENAI_BASE_URL": dead})
+    result = agent_process(workspace, "run", PROMPT, *MODEL, env={"OPENAI_BASE_URL": dead})
     line = error_line(result)
     assert retries_announced(result) == RETRIES
     assert f"No server answers at {dead.removesuffix('/v1')}" in line and "start" in line

@@ -30,7 +30,7 @@ from agent_cli.providers.scripted import ScriptedProvider, Step, answer, calls
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.builtin import builtin_tools
 from agent_cli.tools.workspace import Workspace
-from tests.support.cli import agent, err, saved
+from tests.support.cli import agent, agent_process, err, saved
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls
 from tests.support.measured import agent_measured
 
@@ -317,7 +317,7 @@ def test_a_bounded_fork_bomb_leaves_no_process_behind(fake, workspace):
         text("Stopped them all."),
     )
     started = time.monotonic()
-    result = agent(workspace, "run", "spawn", "--yes", "--sandbox", "off", fake=fake)
+    result = agent_process(workspace, "run", "spawn", "--yes", "--sandbox", "off", fake=fake)
     assert time.monotonic() - started < 15
     assert result.returncode == 0, err(result)
     assert "timed out after 1 s" in tool_result(fake)

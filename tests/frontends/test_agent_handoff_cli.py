@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from tests.support.acp_agent import add_to_user_config, records
-from tests.support.cli import agent, err, out, saved
+from tests.support.cli import agent, agent_process, err, out, saved
 from tests.support.fake_openai import FakeOpenAI, text
 
 ANSWER = {"turns": [{"steps": [{"op": "text", "text": "Hello from the fixture."}]}]}
@@ -36,9 +36,9 @@ def test_handing_a_conversation_over_carries_its_transcript(
 ):
     add_to_user_config(ANSWER, tmp_path / "agent")
     fake.add(text("The parser lives in src/parse.py."))
-    first = agent(workspace, "run", "where is the parser?", fake=fake)
+    first = agent_process(workspace, "run", "where is the parser?", fake=fake)
     assert first.returncode == 0, err(first)
-    second = agent(
+    second = agent_process(
         workspace, "run", "--continue", "--agent", "fixture", "now fix it", "--output", "json"
     )
     assert second.returncode == 0, err(second)

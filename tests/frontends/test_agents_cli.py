@@ -1,4 +1,5 @@
-"""`agent agents` end to end: the real CLI in a subprocess, with its own XDG folders."""
+"""`agent agents` end to end: the real CLI (in this process; one test in its own), with
+its own XDG folders."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sys
 from pathlib import Path
 
 from agent_cli import paths
-from tests.support.cli import agent, err, out
+from tests.support.cli import agent, agent_process, err, out
 
 
 def configure(text: str) -> None:
@@ -19,7 +20,7 @@ def configure(text: str) -> None:
 def test_lists_every_agent_with_what_is_missing_and_how_to_install_it(workspace: Path):
     configure(f'[agents.local]\nname = "Local agent"\ncommand = "{sys.executable}"\n')
 
-    result = agent(workspace, "agents", env={"PATH": str(workspace)})
+    result = agent_process(workspace, "agents", env={"PATH": str(workspace)})
 
     assert result.returncode == 0, err(result)
     lines = out(result).splitlines()

@@ -11,7 +11,7 @@ from pathlib import Path
 from agent_cli import credentials, paths
 from agent_cli.commands.config import template
 from agent_cli.settings import load_settings
-from tests.support.cli import agent, err, out
+from tests.support.cli import agent, agent_process, err, out
 
 KEY = "sk-CONFIGSHOW-1a2b3c4d5e"
 HEADER_SECRET = "hdr-SECRET-9f8e7d6c"
@@ -68,7 +68,7 @@ def test_each_value_says_where_it_comes_from(workspace):
         "user": {"path": str(user), "exists": True},
         "project": {"path": str(project), "exists": True},
     }
-    table = out(agent(workspace, "config", "show", env={"AGENT_MODEL": "from-env"}))
+    table = out(agent_process(workspace, "config", "show", env={"AGENT_MODEL": "from-env"}))
     assert re.search(r"read_timeout\s+30\s+user file", table)
     assert re.search(r"max_rounds\s+7\s+project file", table)
     assert re.search(r"model\s+from-env\s+environment \(AGENT_MODEL\)", table)
@@ -134,7 +134,7 @@ def editor(tmp_path: Path, script: str) -> str:
 
 def test_edit_creates_the_file_from_the_template_and_checks_it(workspace, tmp_path):
     program = editor(tmp_path, 'echo "max_rounds = 9" >> "$1"')
-    result = agent(workspace, "config", "edit", env={"VISUAL": program, "EDITOR": "false"})
+    result = agent_process(workspace, "config", "edit", env={"VISUAL": program, "EDITOR": "false"})
     assert result.returncode == 0, err(result)
     config = paths.user_config_file()
     assert "from a template" in out(result) and f"{config} is valid." in out(result)

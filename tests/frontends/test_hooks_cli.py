@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from agent_cli import paths
-from tests.support.cli import agent, err
+from tests.support.cli import agent, agent_process, err
 from tests.support.fake_openai import FakeOpenAI, text
 
 
@@ -16,7 +16,9 @@ def test_a_user_stop_hook_runs_after_agent_run(fake: FakeOpenAI, workspace: Path
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(f"[hooks]\nstop = [{json.dumps(f'cat > {log}')}]\n")
     fake.add(text("Hello."))
-    result = agent(workspace, "run", "hi", fake=fake, env={"OPENAI_API_KEY": "sk-never-shown"})
+    result = agent_process(
+        workspace, "run", "hi", fake=fake, env={"OPENAI_API_KEY": "sk-never-shown"}
+    )
     assert result.returncode == 0, err(result)
     event = json.loads(log.read_text())
     assert event["event"] == "stop" and event["reason"] == "answered"

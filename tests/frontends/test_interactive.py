@@ -88,11 +88,13 @@ async def test_agent_builtin_is_already_the_one(interactive: Interactive):
 
 
 async def test_tasks_lists_the_scheduled_tasks(interactive: Interactive, workspace: Path):
-    from tests.support.cli import agent
+    from tests.support.cli import agent_process
 
     reply = await interactive.handle("/tasks")
     assert "No scheduled tasks" in reply.text
-    added = agent(workspace, "tasks", "add", "look for TODOs", "--daily", "09:00", "--name", "todo")
+    added = agent_process(
+        workspace, "tasks", "add", "look for TODOs", "--daily", "09:00", "--name", "todo"
+    )
     assert added.returncode == 0, added.stderr.decode()
     reply = await interactive.handle("/tasks")
     assert "todo" in reply.text and "09:00" in reply.text

@@ -1,4 +1,5 @@
-"""`agent mcp add|list|rm` end to end: the real CLI in a subprocess, isolated XDG folders."""
+"""`agent mcp add|list|rm` end to end: the real CLI (in this process; two tests in its own),
+isolated XDG folders."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from pathlib import Path
 
 from agent_cli import mcp_config
-from tests.support.cli import agent, err, out
+from tests.support.cli import agent, agent_process, err, out
 from tests.support.mcp_servers import SERVER
 
 
@@ -24,11 +25,13 @@ def one_sentence(result) -> bool:
 
 
 def test_add_list_rm(workspace: Path, tmp_path: Path):
-    added = agent(workspace, "mcp", "add", "docs", "--", sys.executable, str(SERVER), "--name", "d")
+    added = agent_process(
+        workspace, "mcp", "add", "docs", "--", sys.executable, str(SERVER), "--name", "d"
+    )
     assert added.returncode == 0, err(added)
     assert "Added the MCP server 'docs'" in out(added)
     port = free_port()  # nothing listens there
-    web = agent(
+    web = agent_process(
         workspace, "mcp", "add", "web", "--url", f"http://127.0.0.1:{port}/mcp",
         "--header", "Authorization=Bearer ${WEB_TOKEN}", "--timeout-ms", "5000",
     )  # fmt: skip
@@ -49,7 +52,7 @@ def test_add_list_rm(workspace: Path, tmp_path: Path):
     entry = {"command": sys.executable, "args": [str(SERVER), "--pids", str(marker)]}
     (workspace / ".agent" / "mcp.json").write_text(json.dumps({"mcpServers": {"local": entry}}))
 
-    listed = agent(workspace, "mcp", "list")
+    listed = agent_process(workspace, "mcp", "list")
     assert listed.returncode == 0, err(listed)
     text = out(listed)
     docs = next(line for line in text.splitlines() if line.startswith("docs"))
@@ -62,10 +65,10 @@ def test_add_list_rm(workspace: Path, tmp_path: Path):
     assert "local  [workspace" in text and "not trusted]  not started" in text
     assert not marker.exists()
 
-    removed = agent(workspace, "mcp", "rm", "docs")
+    removed = agent_process(workspace, "mcp", "rm", "docs")
     assert removed.returncode == 0 and "Removed the MCP server 'docs'" in out(removed)
     assert list(json.loads(mcp_config.user_file().read_text())["mcpServers"]) == ["web"]
-    again = agent(workspace, "mcp", "rm", "docs")
+    again = agent_process(workspace, "mcp", "rm", "docs")
     assert again.returncode == 2 and one_sentence(again)
     assert "There is no MCP server 'docs'" in err(again)
 
@@ -119,14 +122,17 @@ def test_help_has_examples_and_never_loads_the_sdk(workspace: Path):
 def test_agent_run_calls_an_mcp_tool_and_workspace_servers_need_trust(workspace: Path):
     from tests.support.fake_openai import FakeOpenAI, text, tool_calls
 
-    assert agent(workspace, "mcp", "add", "docs", "--", sys.executable, str(SERVER)).returncode == 0
+    assert (
+        agent_process(workspace, "mcp", "add", "docs", "--", sys.executable, str(SERVER)).returncode
+        == 0
+    )
     untrusted = workspace / ".agent" / "mcp.json"
     untrusted.parent.mkdir()
     command = {"command": sys.executable, "args": [str(SERVER), "--name", "repo"]}
     untrusted.write_text(json.dumps({"mcpServers": {"repo": command}}))
     with FakeOpenAI() as fake:
         fake.add(tool_calls(("c1", "docs_echo", '{"text": "hello mcp"}')), text("Echoed."))
-        result = agent(workspace, "run", "echo it", "--yes", fake=fake)
+        result = agent_process(workspace, "run", "echo it", "--yes", fake=fake)
         assert result.returncode == 0, err(result)
         offered = [t["function"]["name"] for t in fake.requests[0]["tools"]]
         assert "docs_echo" in offered and not any(n.startswith("repo_") for n in offered)
@@ -134,7 +140,7 @@ def test_agent_run_calls_an_mcp_tool_and_workspace_servers_need_trust(workspace:
         assert str(untrusted) in err(result)  # left out, with a notice naming the file
 
         fake.add(text("Only reading."))
-        read_only = agent(workspace, "run", "look", fake=fake)  # no terminal: read-only
+        read_only = agent_process(workspace, "run", "look", fake=fake)  # no terminal: read-only
         assert read_only.returncode == 0
         assert "docs_echo" not in [t["function"]["name"] for t in fake.requests[2]["tools"]]
 

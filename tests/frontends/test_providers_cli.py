@@ -1,6 +1,7 @@
 """`agent providers` and `agent models` as a person runs them, and the four no-leak checks.
 
-The commands run in a subprocess, as `python -m agent_cli`.
+The commands run in this process (`tests.support.cli.agent`); one of each, and the run
+whose process listing is read, as `python -m agent_cli`.
 """
 
 from __future__ import annotations
@@ -22,24 +23,21 @@ import pytest
 from agent_cli import paths
 from agent_cli.providers import local_hints
 from agent_cli.settings import ProviderSettings
-from tests.support.cli import TIMEOUT, agent, err, out, saved
+from tests.support.cli import TIMEOUT, agent, agent_process, err, out, saved
 from tests.support.fake_openai import FakeOpenAI, http_error, json_body, text
 
 KEY = "sk-LEAKCHECK-7f3a9c2e5b1d"
 
 
 def cli_agent(
-    workspace: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
+    workspace: Path,
+    *args: str,
+    stdin: str = "",
+    env: dict[str, str] | None = None,
+    process: bool = False,
 ) -> subprocess.CompletedProcess:
-    environment = {**os.environ, **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "agent_cli", *args],
-        cwd=workspace,
-        env=environment,
-        input=stdin.encode(),
-        capture_output=True,
-        timeout=TIMEOUT,
-    )
+    """`agent ARGS` with no model server: in this process, or in its own if `process`."""
+    return (agent_process if process else agent)(workspace, *args, stdin=stdin, env=env)
 
 
 def listing(workspace: Path) -> dict[str, dict[str, Any]]:
@@ -66,6 +64,7 @@ def test_add_list_rm_end_to_end(workspace):
         "--model", "big", "--model", "small",
         "--key-stdin",
         stdin=KEY + "\n",
+        process=True,
     )  # fmt: skip
     assert result.returncode == 0, err(result)
     assert KEY not in out(result) + err(result)
@@ -206,7 +205,9 @@ def test_models_lists_the_server_models_with_windows(workspace, fake):
         "data": [{"id": "served-model", "max_model_len": 16384}, {"id": "qwen3-8b"}, {"id": "x"}]
     }
     fake.add_models(*[json_body(listed)] * 10)  # the listing, and each model's probe
-    result = cli_agent(workspace, "models", "--json", env={"OPENAI_BASE_URL": fake.base_url})
+    result = cli_agent(
+        workspace, "models", "--json", env={"OPENAI_BASE_URL": fake.base_url}, process=True
+    )
     assert result.returncode == 0, err(result)
     rows = {row["id"]: row for row in json.loads(out(result))["models"]}
     assert rows["served-model"]["context_window"] == 16384

@@ -1,4 +1,5 @@
-"""`agent run` end to end: the real CLI in a subprocess against the fake server."""
+"""`agent run` end to end: the real CLI against the fake server, in this process (see
+tests/support/cli.py); a few runs, and what only a process shows, in its own."""
 
 from __future__ import annotations
 
@@ -14,13 +15,13 @@ from pathlib import Path
 from agent_cli import paths
 from agent_cli.backends.context import SHORTENED_CAP
 from agent_cli.engine.store import RECOVERED_NOTICE
-from tests.support.cli import TIMEOUT, agent, err, out, saved
+from tests.support.cli import TIMEOUT, agent, agent_process, err, out, saved
 from tests.support.fake_openai import frames, http_error, raw, text, tool_calls
 
 
 def test_answer_is_printed_and_exit_is_zero(fake, workspace):
     fake.add(text("Hello from the fake model."))
-    result = agent(workspace, "run", "hi", fake=fake)
+    result = agent_process(workspace, "run", "hi", fake=fake)
     assert result.returncode == 0, err(result)
     assert out(result) == "Hello from the fake model.\n"
     body = fake.requests[0]
@@ -72,7 +73,7 @@ def test_the_system_prompt_has_agents_md_first_8_kib_and_is_the_same_every_round
 
 
 def test_no_provider_is_exit_2_with_one_sentence(workspace):
-    result = agent(workspace, "run", "hi")
+    result = agent_process(workspace, "run", "hi")
     assert result.returncode == 2
     assert "OPENAI_BASE_URL" in err(result)
     assert "Traceback" not in err(result) and len(err(result).strip().splitlines()) == 1
@@ -121,7 +122,7 @@ def test_output_stream_json_is_events_then_result(fake, workspace):
 
 def test_piped_stdin_is_appended_as_a_fenced_block(fake, workspace):
     fake.add(text("ok"))
-    agent(workspace, "run", "why does this fail?", fake=fake, stdin="Error: ```boom```\n")
+    agent_process(workspace, "run", "why does this fail?", fake=fake, stdin="Error: ```boom```\n")
     content = fake.requests[0]["messages"][-1]["content"]
     assert content.startswith("why does this fail?\n\n````\nError: ```boom```\n````")
 
@@ -136,7 +137,7 @@ def test_whole_prompt_from_stdin_both_ways(fake, workspace):
 def test_large_stdin_is_capped_with_a_notice(fake, workspace):
     fake.add(text("ok"))
     big = "x" * (300 * 1024)
-    result = agent(workspace, "run", "summarise", fake=fake, stdin=big)
+    result = agent_process(workspace, "run", "summarise", fake=fake, stdin=big)
     assert result.returncode == 0
     assert "only the first 262,144 bytes" in err(result)
     assert len(fake.requests[0]["messages"][-1]["content"]) < 270 * 1024
@@ -181,10 +182,10 @@ def test_model_from_the_config_file_yields_to_the_environment(fake, workspace):
 
 def test_continue_and_resume_carry_the_history(fake, workspace):
     fake.add(text("first answer"), text("second answer"), text("third"))
-    first = agent(workspace, "run", "one", "--output", "json", fake=fake)
+    first = agent_process(workspace, "run", "one", "--output", "json", fake=fake)
     conversation = json.loads(out(first))["conversation"]
-    agent(workspace, "run", "two", "--continue", fake=fake)
-    agent(workspace, "run", "three", "--resume", conversation[:17], fake=fake)
+    agent_process(workspace, "run", "two", "--continue", fake=fake)
+    agent_process(workspace, "run", "three", "--resume", conversation[:17], fake=fake)
     contents = [m["content"] for m in fake.requests[2]["messages"][1:]]
     assert contents == ["one", "first answer", "two", "second answer", "three"]
     assert len(saved()) == 1 and saved()[0]["title"] == "one"
@@ -371,11 +372,11 @@ def test_debug_writes_a_log_and_says_where(fake, workspace):
 
 
 def test_version_and_help(workspace):
-    version = agent(workspace, "--version")
+    version = agent_process(workspace, "--version")
     assert version.returncode == 0 and out(version).startswith("agent ")
-    help_text = agent(workspace, "run", "--help")
+    help_text = agent_process(workspace, "run", "--help")
     assert help_text.returncode == 0 and "--output" in out(help_text)
-    typo = agent(workspace, "rnu")
+    typo = agent_process(workspace, "rnu")
     assert typo.returncode == 2
 
 

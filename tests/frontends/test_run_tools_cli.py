@@ -12,7 +12,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.support.cli import agent, err, out
+from tests.support.cli import agent, agent_process, err, out
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls
 
 
@@ -54,7 +54,7 @@ def test_write_and_edit_in_full_mode(fake, workspace):
         ),
         text("Done."),
     )
-    result = agent(workspace, "run", "make it", "--yes", fake=fake)
+    result = agent_process(workspace, "run", "make it", "--yes", fake=fake)
     assert result.returncode == 0, err(result)
     assert (workspace / "src" / "app.py").read_text() == "print('bye')\n"
     assert "-print('hi')" in tool_result(fake, 2)
@@ -107,17 +107,17 @@ def test_undo_after_an_edit_and_after_a_command(fake, workspace):
         tool_calls(call("exec_shell_command", command="rm keep.txt && echo x > made.txt")),
         text("ran"),
     )
-    assert agent(workspace, "run", "edit", "--yes", fake=fake).returncode == 0
-    assert agent(workspace, "run", "cmd", "--yes", "--continue", fake=fake).returncode == 0
+    assert agent_process(workspace, "run", "edit", "--yes", fake=fake).returncode == 0
+    assert agent_process(workspace, "run", "cmd", "--yes", "--continue", fake=fake).returncode == 0
     assert not (workspace / "keep.txt").exists() and (workspace / "made.txt").exists()
 
-    first = agent(workspace, "undo")
+    first = agent_process(workspace, "undo")
     assert first.returncode == 0, err(first)
     assert (workspace / "keep.txt").read_text() == "changed\n"
     assert not (workspace / "made.txt").exists()
     assert "keep.txt" in out(first) and "made.txt" in out(first)
 
-    second = agent(workspace, "undo")
+    second = agent_process(workspace, "undo")
     assert second.returncode == 0, err(second)
     assert (workspace / "keep.txt").read_text() == "original\n"
 

@@ -20,7 +20,7 @@ from agent_cli.engine.items import (
     UserItem,
 )
 from agent_cli.engine.store import Store
-from tests.support.cli import agent, err, out
+from tests.support.cli import agent, agent_process, err, out
 from tests.support.fake_openai import text, tool_calls
 
 
@@ -88,10 +88,12 @@ def test_show_prints_a_real_runs_transcript(fake, workspace):
     (workspace / "notes.txt").write_text("alpha\nbeta\ngamma\ndelta\nepsilon\n")
     arguments = json.dumps({"path": "notes.txt"})
     fake.add(tool_calls(("c1", "read_file", arguments)), text("It says **alpha** first."))
-    run = agent(workspace, "run", "what is in the notes?", fake=fake)
+    run = agent_process(workspace, "run", "what is in the notes?", fake=fake)
     assert run.returncode == 0, err(run)
     conversation_id = store().list(str(workspace))[0].id
-    result = agent(workspace, "sessions", "show", conversation_id[:17], env={"NO_COLOR": "1"})
+    result = agent_process(
+        workspace, "sessions", "show", conversation_id[:17], env={"NO_COLOR": "1"}
+    )
     assert result.returncode == 0, err(result)
     shown = out(result)
     assert "› what is in the notes?" in shown

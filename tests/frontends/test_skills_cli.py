@@ -1,4 +1,5 @@
-"""`agent skills` end to end: the real CLI in a subprocess, with its own XDG folders."""
+"""`agent skills` end to end: the real CLI (in this process; one test in its own), with
+its own XDG folders."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 from pathlib import Path
 
 from agent_cli import paths
-from tests.support.cli import agent, err, out
+from tests.support.cli import agent, agent_process, err, out
 
 BUNDLED = ("explain-codebase", "review-change", "summarize-document", "write-tests")
 
@@ -53,17 +54,17 @@ def test_show_prints_the_front_matter_and_the_instructions(workspace: Path):
 
 
 def test_disable_then_list_shows_it_off_and_enable_undoes_it(workspace: Path):
-    disabled = agent(workspace, "skills", "disable", "write-tests")
+    disabled = agent_process(workspace, "skills", "disable", "write-tests")
     assert disabled.returncode == 0, err(disabled)
     assert "off" in out(disabled)
     stored = json.loads((paths.data_dir() / "skills.json").read_text())
     assert stored == {"disabled": ["write-tests"]}
 
-    listed = rows(out(agent(workspace, "skills", "list")))
+    listed = rows(out(agent_process(workspace, "skills", "list")))
     assert listed["write-tests"][0] == "off" and listed["review-change"][0] == "on"
 
-    assert agent(workspace, "skills", "enable", "write-tests").returncode == 0
-    assert rows(out(agent(workspace, "skills", "list")))["write-tests"][0] == "on"
+    assert agent_process(workspace, "skills", "enable", "write-tests").returncode == 0
+    assert rows(out(agent_process(workspace, "skills", "list")))["write-tests"][0] == "on"
 
 
 def test_an_unknown_name_is_exit_2_with_one_sentence(workspace: Path):

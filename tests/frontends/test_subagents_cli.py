@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from agent_cli import paths
-from tests.support.cli import agent, err, out
+from tests.support.cli import agent, agent_process, err, out
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls
 
 
@@ -90,7 +90,7 @@ def test_stream_json_carries_the_parent_of_a_sub_agents_items(
 def test_text_output_prints_only_the_parents_answer(fake: FakeOpenAI, workspace: Path) -> None:
     args = json.dumps({"description": "look", "prompt": "look around"})
     fake.add(tool_calls(("call_task", "task", args)), text("CHILD-TEXT"), text("PARENT-TEXT"))
-    result = agent(workspace, "run", "what is here?", fake=fake)
+    result = agent_process(workspace, "run", "what is here?", fake=fake)
     assert result.returncode == 0, err(result)
     assert out(result).strip() == "PARENT-TEXT"
     assert "• Task: look" in err(result)

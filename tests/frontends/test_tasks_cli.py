@@ -1,4 +1,5 @@
-"""`agent tasks` end to end: the real CLI in a subprocess, with its own XDG folders."""
+"""`agent tasks` end to end: the real CLI (in this process; two tests in its own), with
+its own XDG folders."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from agent_cli import paths
 from agent_cli.tasks.clock import Clock
 from agent_cli.tasks.store import TaskStore
-from tests.support.cli import agent, err, out, saved
+from tests.support.cli import agent, agent_process, err, out, saved
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls
 
 HEADER = ["ID", "NAME", "SCHEDULE", "WORKSPACE", "ON", "NEXT RUN", "LAST OUTCOME"]
@@ -46,11 +47,11 @@ def make_due(task_id: str) -> None:
 
 def test_add_then_list_shows_every_column(workspace: Path):
     task_id = added_id(
-        agent(
+        agent_process(
             workspace, "tasks", "add", "summarise the commits", "--daily", "9:00", "--name", "news"
         )
     )
-    result = agent(workspace, "tasks", "list")
+    result = agent_process(workspace, "tasks", "list")
     assert result.returncode == 0, err(result)
     header, row = out(result).splitlines()
     assert header.split("  ")[0] == "ID" and [w for w in re.split(r"\s{2,}", header)] == HEADER
@@ -126,7 +127,7 @@ def test_run_prints_the_answer_and_refuses_changes_in_ask_mode(workspace: Path, 
         text("I could not write it."),
     )
     task_id = added_id(
-        agent(
+        agent_process(
             workspace,
             "tasks",
             "add",
@@ -139,7 +140,7 @@ def test_run_prints_the_answer_and_refuses_changes_in_ask_mode(workspace: Path, 
             "writer",
         )
     )
-    result = agent(workspace, "tasks", "run", task_id, fake=fake)
+    result = agent_process(workspace, "tasks", "run", task_id, fake=fake)
 
     assert result.returncode == 0, err(result)
     assert out(result) == "I could not write it.\n"
@@ -156,7 +157,7 @@ def test_run_prints_the_answer_and_refuses_changes_in_ask_mode(workspace: Path, 
         1,
         conversation["id"],
     )
-    assert "answered, 1 refused" in out(agent(workspace, "tasks", "list"))
+    assert "answered, 1 refused" in out(agent_process(workspace, "tasks", "list"))
 
 
 def test_running_a_once_task_switches_it_off(workspace: Path, fake: FakeOpenAI):

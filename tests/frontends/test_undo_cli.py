@@ -1,8 +1,8 @@
-"""`agent undo` end to end: the real CLI in a subprocess, checkpoints recorded directly."""
+"""`agent undo` end to end: the real CLI (in this process, once in its own), checkpoints
+recorded directly."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -13,8 +13,8 @@ import pytest
 from agent_cli import wiring
 from agent_cli.engine.items import Conversation
 from agent_cli.git import Checkpoints, checkpoints_available
-
-TIMEOUT = 60
+from tests.support.cli import TIMEOUT, agent_process, err, out
+from tests.support.cli import agent as in_process
 
 pytestmark = pytest.mark.skipif(not checkpoints_available(), reason="git is not installed")
 
@@ -28,16 +28,10 @@ def workspace(tmp_path: Path) -> Path:
     return folder.resolve()
 
 
-def agent(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_cli", *args],
-        cwd=workspace,
-        env=dict(os.environ),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+def agent(workspace: Path, *args: str, process: bool = False) -> subprocess.CompletedProcess[str]:
+    """`agent ARGS` in `workspace`, its output as text; in its own process if `process`."""
+    done = (agent_process if process else in_process)(workspace, *args)
+    return subprocess.CompletedProcess(done.args, done.returncode, out(done), err(done))
 
 
 def conversation(workspace: Path, title: str = "") -> Conversation:
@@ -76,7 +70,7 @@ def test_undo_restores_the_files_and_lists_them(workspace: Path):
     (workspace / "new.txt").write_text("new\n")
     (workspace / "a.txt").write_text("changed again\n")
 
-    result = agent(workspace, "undo")
+    result = agent(workspace, "undo", process=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout == (
         "Restored 3 files to before 'Run shell command: rm old.txt; echo > new.txt' "

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import agent, out
+from tests.support.cli import agent_process, out
 
 URL = os.environ.get("AGENT_TEST_LLAMA_URL", "")
 pytestmark = pytest.mark.skipif(not URL, reason="set AGENT_TEST_LLAMA_URL to a llama.cpp server")
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(not URL, reason="set AGENT_TEST_LLAMA_URL to a l
 
 def run_json(workspace: Path, prompt: str, *args: str) -> dict:
     env = {"OPENAI_BASE_URL": URL, "AGENT_PROVIDER": ""}
-    result = agent(workspace, "run", "--output", "json", *args, prompt, env=env)
+    result = agent_process(workspace, "run", "--output", "json", *args, prompt, env=env)
     assert result.returncode == 0, result.stderr.decode()
     return json.loads(out(result))
 

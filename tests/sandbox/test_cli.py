@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import agent, err
+from tests.support.cli import agent, agent_process, err
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls
 
 
@@ -32,7 +32,7 @@ def test_full_mode_runs_commands_confined_and_the_model_hears_what_was_stopped(
 ):
     target = outside / "planted"
     fake.add(tool_calls(shell(f"echo inside > in.txt; echo x > {target}")), text("done"))
-    result = agent(workspace, "run", "go", "--yes", "--sandbox", kind, fake=fake)
+    result = agent_process(workspace, "run", "go", "--yes", "--sandbox", kind, fake=fake)
     assert result.returncode == 0, err(result)
     assert (workspace / "in.txt").read_text() == "inside\n"
     assert not target.exists()
