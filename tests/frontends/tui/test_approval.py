@@ -231,7 +231,11 @@ async def test_a_failing_editor_leaves_the_card_open(tmp_path, monkeypatch, edit
 
 @pytest.mark.parametrize(
     ("downs", "mode", "expected"),
-    [(3, "full", Decision("yes")), (2, "read-only", Decision("no", TO_READ_ONLY))],
+    [
+        (3, "full", Decision("yes")),
+        (2, "read-only", Decision("no", TO_READ_ONLY)),
+        (4, "plan", Decision("no", "The person switched to plan mode.")),
+    ],
 )
 async def test_switching_mode_answers_the_card(downs: int, mode: str, expected: Decision):
     app = CardApp(edit_request)
