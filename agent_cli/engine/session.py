@@ -67,6 +67,7 @@ class Session:
         self._store = store
         self._task: asyncio.Task[RunResult] | None = None
         self._run: Run | None = None
+        self._run_start = 0  # where the run's items begin: no earlier item is half-done
         self._save_failed = False
 
     # ------------------------------------------------------------ queries
@@ -185,7 +186,7 @@ class Session:
                 "— wait for it to finish or stop it, then try again."
             )
         run = Run(conversation, self.events.publish, lambda: conversation.mode, self.save)
-        self._run = run
+        self._run, self._run_start = run, len(conversation.items)
         conversation.mark_running()
         # First, before the run's first item (the user's message): a subscriber may
         # start a fresh view of the run on it.
@@ -223,12 +224,16 @@ class Session:
         """Persist the conversation; a failure becomes one notice and never loses the run.
 
         During a run only the items the run changed are encoded again; `whole`
-        (at a run's end) encodes every item, whatever changed it.
+        (at a run's end) adds every item the run added, whatever changed it. Between
+        runs every item is looked at.
         """
         if self._store is None:
             return
         run = self._run
-        changed = None if whole or run is None else run.changed
+        changed = None
+        if run is not None:
+            added = self.conversation.items[self._run_start :] if whole else ()
+            changed = run.changed | {item.id for item in added}
         self.conversation.updated = time.time()  # what "the last conversation" goes by
         try:
             self._store.save(self.conversation, changed)
@@ -270,7 +275,7 @@ class Session:
 
     def _finish_items(self, run: Run, result: RunResult) -> None:
         """After a stop or an error, leave no item half-done: every call gets an outcome."""
-        for item in self.conversation.items:
+        for item in self.conversation.items[self._run_start :]:
             if isinstance(item, AssistantItem) and item.streaming:
                 item.streaming = False
                 run.update(item)
