@@ -184,6 +184,14 @@ class BuiltinLoop:
         await hooks.stop(run, result.reason.value)
         return result
 
+    def _take_steered(self, run: Run) -> bool:
+        """Add what the person steered in since the last request; a sub-agent's rounds
+        leave it to the conversation's own."""
+        steered = [] if self.scope else run.take_steered()
+        for text in steered:
+            run.add(UserItem(text))
+        return bool(steered)
+
     async def _rounds(self, run: Run) -> RunResult:
         await self._load_extra_tools(run)
         system = self.system_prompt(run.mode)  # once per message: byte-identical rounds
@@ -192,9 +200,12 @@ class BuiltinLoop:
             if self.subagents is not None and not self.subagents.take_round():
                 self._warn(run, self.subagents.budget_notice())
                 return RunResult(StopReason.ROUND_LIMIT)
+            self._take_steered(run)
             run.rounds += 1
             calls = await self._round(run, system)
             if not calls:
+                if self._take_steered(run):
+                    continue  # steered in while it answered: the model reads it now
                 return RunResult(StopReason.ANSWERED)
             await self._dispatch(run, calls)
             if failures.repeated(calls):

@@ -74,6 +74,8 @@ class Run:
         self.pending: list[ApprovalRequest] = []
         self.changed: set[str] = set()  # ids of items added or updated since the last save
         self._batch: tuple[str, bool] | None = None  # (item id, reasoning?) of pending deltas
+        # Messages the person steered in since the last request, in order (the Session's).
+        self.take_steered: Callable[[], list[str]] = list
         self._pieces: list[str] = []
 
     @property

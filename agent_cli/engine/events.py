@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from agent_cli.engine.items import Item, item_to_json, plan_to_json
+from agent_cli.engine.pending import PendingChanged
 from agent_cli.providers.base import Usage
 from agent_cli.tools.plan import Plan
 
@@ -143,6 +144,7 @@ Event = (
     | NoticeEvent
     | UsageEvent
     | PlanUpdated
+    | PendingChanged
     | RunFinished
 )
 Subscriber = Callable[[Event], None]

@@ -37,6 +37,7 @@ from agent_cli.engine.items import (
     ToolItem,
     UserItem,
 )
+from agent_cli.engine.pending import Pending, PendingMessage
 from agent_cli.engine.store import Store, running_elsewhere
 from agent_cli.errors import AgentError, StoreError, UsageError
 from agent_cli.tools.plan import Plan
@@ -69,6 +70,8 @@ class Session:
         self._run: Run | None = None
         self._run_start = 0  # where the run's items begin: no earlier item is half-done
         self._save_failed = False
+        # Messages typed while a run goes: steered into it, or queued after it.
+        self.pending = Pending(self.events.publish)
 
     # ------------------------------------------------------------ queries
 
@@ -165,16 +168,46 @@ class Session:
         self.events.publish(ItemAdded(item))
 
     async def send(self, text: str) -> RunResult:
-        """Append a user message and run the conversation until it stops."""
+        """Append a user message and run the conversation until it stops; then what was
+        steered or queued meanwhile, a run each (see `pending`). The last run's result."""
+        return await self._then_pending(await self._send([text]))
+
+    def steer(self, text: str) -> PendingMessage:
+        """While a run goes: the message joins it at its next round boundary (or starts
+        the next run, when this one ends first)."""
+        if not self.running:
+            raise UsageError("Nothing is running to steer: send the message instead.")
+        return self.pending.add(text, "steer")
+
+    def queue(self, text: str) -> PendingMessage:
+        """While a run goes: the message is sent as a new one when the run ends."""
+        if not self.running:
+            raise UsageError("Nothing is running to queue after: send the message instead.")
+        return self.pending.add(text, "queue")
+
+    async def _send(self, texts: list[str]) -> RunResult:
         run = self._begin()
-        self.conversation.set_title_from(text)
-        run.add(UserItem(text))
+        self.conversation.set_title_from(texts[0])
+        for text in texts:
+            run.add(UserItem(text))
         return await self._go(run, lambda backend: backend.run(run))
+
+    async def _then_pending(self, result: RunResult) -> RunResult:
+        while True:
+            if result.reason in (StopReason.STOPPED, StopReason.ERROR):
+                self.pending.give_back()
+                return result
+            texts = self.pending.take_next()
+            if not texts:
+                return result
+            result = await self._send(texts)
 
     async def compact(self, focus: str = "") -> RunResult:
         """Summarise the older items with the model (`/compact`); they stay stored."""
         run = self._begin()
-        return await self._go(run, lambda backend: backend.compact(run, focus))
+        return await self._then_pending(
+            await self._go(run, lambda backend: backend.compact(run, focus))
+        )
 
     def _begin(self) -> Run:
         if self.running:
@@ -186,6 +219,7 @@ class Session:
                 "— wait for it to finish or stop it, then try again."
             )
         run = Run(conversation, self.events.publish, lambda: conversation.mode, self.save)
+        run.take_steered = self.pending.take_steered
         self._run, self._run_start = run, len(conversation.items)
         conversation.mark_running()
         # First, before the run's first item (the user's message): a subscriber may
