@@ -23,6 +23,7 @@ error messages — is `http_common.StreamingProvider`'s.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable
@@ -53,6 +54,7 @@ from agent_cli.providers.http_common import (
     is_context_refusal,
     parse_json,
 )
+from agent_cli.providers.message_json import MessageJSON, dumps, join
 from agent_cli.providers.retry import RetryPolicy
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_MAX_TOKENS", "AnthropicProvider", "encode_messages"]
@@ -131,8 +133,13 @@ class AnthropicProvider(StreamingProvider):
     def _auth_headers(self, api_key: str) -> dict[str, str]:
         return {"x-api-key": api_key}
 
+    @functools.cached_property
+    def _messages(self) -> MessageJSON:
+        """The last request's messages' JSON: a round encodes only its new ones."""
+        return MessageJSON()
+
     def _encode(self, request: Request) -> bytes:
-        return encode_messages(request, self.max_tokens)
+        return encode_messages(request, self.max_tokens, self._messages)
 
     def _decoder(self) -> MessagesDecoder:
         return MessagesDecoder(self._where, self._redact)
@@ -294,37 +301,54 @@ class MessagesDecoder:
 # -- request encoding --------------------------------------------------------------------
 
 
-def encode_messages(request: Request, max_tokens: int = DEFAULT_MAX_TOKENS) -> bytes:
-    """The JSON body for `/v1/messages`; ASCII-escaped so any string encodes safely."""
-    body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens, "stream": True}
+def encode_messages(
+    request: Request, max_tokens: int = DEFAULT_MAX_TOKENS, cache: MessageJSON | None = None
+) -> bytes:
+    """The JSON body for `/v1/messages`; ASCII-escaped so any string encodes safely.
+
+    With a `cache`, messages the last request had are not encoded again.
+    """
+    head: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens, "stream": True}
     if request.system:
-        body["system"] = request.system
-    body["messages"] = _turns(request.messages)
+        head["system"] = request.system
+    tail = b"]"
     if request.tools:
-        body["tools"] = [
+        tools = [
             {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
             for tool in request.tools
         ]
-    return json.dumps(body, separators=(",", ":")).encode("ascii")
+        tail += b',"tools":' + dumps(tools)
+    blocks = (cache or MessageJSON()).encode(request.messages, _blocks_json)
+    turns = _turns(request.messages, blocks)
+    return join(dumps(head)[:-1] + b',"messages":[', turns, tail + b"}")
 
 
-def _turns(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+def _turns(messages: tuple[Message, ...], blocks: list[bytes]) -> list[bytes]:
     """Alternating user/assistant turns of content blocks; same-role neighbours merged.
 
     Results of one round's calls become one user turn, and a user message
     sent after them joins that turn (after the results, where the API wants them).
     """
-    turns: list[dict[str, Any]] = []
-    for message in messages:
-        role = "assistant" if message.role == "assistant" else "user"
-        blocks = _blocks(message)
-        if not blocks:  # the API refuses empty turns and empty text blocks
+    turns: list[bytes] = []
+    role = b""
+    content: list[bytes] = []
+    for message, data in zip(messages, blocks, strict=True):
+        if not data:  # the API refuses empty turns and empty text blocks
             continue
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role, "content": blocks})
+        this = b"assistant" if message.role == "assistant" else b"user"
+        if this != role and content:
+            turns.append(join(b'{"role":"' + role + b'","content":[', content, b"]}"))
+            content = []
+        role = this
+        content.append(data)
+    if content:
+        turns.append(join(b'{"role":"' + role + b'","content":[', content, b"]}"))
     return turns
+
+
+def _blocks_json(message: Message) -> bytes:
+    """The content blocks of one message, as JSON (b"" when it has none)."""
+    return b",".join(dumps(block) for block in _blocks(message))
 
 
 def _blocks(message: Message) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ body sent and the events each stream frame becomes — is in `openai_wire`.
 
 from __future__ import annotations
 
+import functools
 from typing import ClassVar
 
 from agent_cli.providers.base import Request
@@ -27,6 +28,7 @@ from agent_cli.providers.http_common import (
     is_context_refusal,
     tls_verification,
 )
+from agent_cli.providers.message_json import MessageJSON
 from agent_cli.providers.openai_wire import ChunkDecoder, encode_chat_request
 
 __all__ = ["OpenAIProvider", "encode_chat_request", "is_context_refusal"]
@@ -55,8 +57,13 @@ class OpenAIProvider(StreamingProvider):
     # 529 is Anthropic's "overloaded"; here it is just another server failure.
     status_hints: ClassVar[dict[int, str]] = {k: v for k, v in STATUS_HINTS.items() if k != 529}
 
+    @functools.cached_property
+    def _messages(self) -> MessageJSON:
+        """The last request's messages' JSON: a round encodes only its new ones."""
+        return MessageJSON()
+
     def _encode(self, request: Request) -> bytes:
-        return encode_chat_request(request)
+        return encode_chat_request(request, self._messages)
 
     def _decoder(self) -> ChunkDecoder:
         return ChunkDecoder(self._where, self._redact)

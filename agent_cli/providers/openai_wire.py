@@ -30,6 +30,7 @@ from agent_cli.providers.base import (
     Usage,
 )
 from agent_cli.providers.http_common import EXCERPT_LIMIT, error_text, parse_json
+from agent_cli.providers.message_json import MessageJSON, dumps, join
 
 __all__ = ["EXCERPT_LIMIT", "ChunkDecoder", "encode_chat_request", "error_text"]
 
@@ -198,27 +199,30 @@ class ChunkDecoder:
 # -- request encoding ----------------------------------------------------------
 
 
-def encode_chat_request(request: Request) -> bytes:
-    """The JSON body for `/chat/completions`; ASCII-escaped so any string encodes safely."""
-    messages: list[dict[str, Any]] = []
+def encode_chat_request(request: Request, cache: MessageJSON | None = None) -> bytes:
+    """The JSON body for `/chat/completions`; ASCII-escaped so any string encodes safely.
+
+    With a `cache`, messages the last request had are not encoded again.
+    """
+    messages = (cache or MessageJSON()).encode(request.messages, _message_json)
     if request.system:
-        messages.append({"role": "system", "content": request.system})
-    messages.extend(_encode_message(message) for message in request.messages)
-    body: dict[str, Any] = {
-        "model": request.model,
-        "messages": messages,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
+        messages.insert(0, dumps({"role": "system", "content": request.system}))
+    rest: dict[str, Any] = {"stream": True, "stream_options": {"include_usage": True}}
     if request.tools:
-        body["tools"] = [
+        rest["tools"] = [
             {"type": "function", "function": _as_function(tool)} for tool in request.tools
         ]
-    return json.dumps(body, separators=(",", ":")).encode("ascii")
+    # The keys in the order they always had: model, messages, then the rest.
+    head = b'{"model":' + dumps(request.model) + b',"messages":['
+    return join(head, messages, b"]," + dumps(rest)[1:])
 
 
 def _as_function(tool: ToolSpec) -> dict[str, Any]:
     return {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+
+
+def _message_json(message: Message) -> bytes:
+    return dumps(_encode_message(message))
 
 
 def _encode_message(message: Message) -> dict[str, Any]:

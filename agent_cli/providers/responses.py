@@ -19,6 +19,7 @@ The conduct of the request is `http_common.StreamingProvider`'s.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable
@@ -44,6 +45,7 @@ from agent_cli.providers.http_common import (
     error_text,
     parse_json,
 )
+from agent_cli.providers.message_json import MessageJSON, dumps, join
 
 __all__ = ["ResponsesDecoder", "ResponsesProvider", "encode_responses_request"]
 
@@ -72,8 +74,13 @@ class ResponsesProvider(StreamingProvider):
     api_name = "the OpenAI Responses API"
     base_url_hint = "check the base URL (it usually ends in /v1)"
 
+    @functools.cached_property
+    def _messages(self) -> MessageJSON:
+        """The last request's messages' JSON: a round encodes only its new ones."""
+        return MessageJSON()
+
     def _encode(self, request: Request) -> bytes:
-        return encode_responses_request(request)
+        return encode_responses_request(request, self._messages)
 
     def _decoder(self) -> ResponsesDecoder:
         return ResponsesDecoder(self._where, self._redact)
@@ -246,14 +253,17 @@ class ResponsesDecoder:
 # -- request encoding --------------------------------------------------------------------
 
 
-def encode_responses_request(request: Request) -> bytes:
-    """The JSON body for `/responses`; ASCII-escaped so any string encodes safely."""
-    body: dict[str, Any] = {"model": request.model, "stream": True, "store": False}
+def encode_responses_request(request: Request, cache: MessageJSON | None = None) -> bytes:
+    """The JSON body for `/responses`; ASCII-escaped so any string encodes safely.
+
+    With a `cache`, messages the last request had are not encoded again.
+    """
+    head: dict[str, Any] = {"model": request.model, "stream": True, "store": False}
     if request.system:
-        body["instructions"] = request.system
-    body["input"] = [item for message in request.messages for item in _items(message)]
+        head["instructions"] = request.system
+    tail = b"]"
     if request.tools:
-        body["tools"] = [
+        tools = [
             {
                 "type": "function",
                 "name": tool.name,
@@ -262,7 +272,14 @@ def encode_responses_request(request: Request) -> bytes:
             }
             for tool in request.tools
         ]
-    return json.dumps(body, separators=(",", ":")).encode("ascii")
+        tail += b',"tools":' + dumps(tools)
+    items = (cache or MessageJSON()).encode(request.messages, _message_json)
+    return join(dumps(head)[:-1] + b',"input":[', items, tail + b"}")
+
+
+def _message_json(message: Message) -> bytes:
+    """The input items of one message, as JSON (never none)."""
+    return b",".join(dumps(item) for item in _items(message))
 
 
 def _items(message: Message) -> list[dict[str, Any]]:
