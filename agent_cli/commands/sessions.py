@@ -183,24 +183,14 @@ def show(
         store = _store()
         path = _find(store, conversation_id)
         if as_json:
-            print(json.dumps(_read_json(path), indent=2, ensure_ascii=False))
+            from agent_cli.engine.store import read_stored
+
+            print(json.dumps(read_stored(path), indent=2, ensure_ascii=False))
             return 0
         _print_transcript(_console(), store.load(path.stem))
         return 0
 
     raise typer.Exit(guarded(debug, action))
-
-
-def _read_json(path: Path) -> object:
-    from agent_cli.errors import StoreError
-
-    try:
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError) as e:
-        raise StoreError(
-            f"Conversation file {path} could not be read ({e}) — "
-            "remove it with `agent sessions rm` or restore it from a backup."
-        ) from e
 
 
 def _print_transcript(console: Console, conversation: Conversation) -> None:

@@ -1,11 +1,19 @@
-"""Conversations on disk: atomic, crash-safe, listable (SPEC §3).
+"""Conversations on disk: crash-safe, listable, a save costing what changed (SPEC §3).
 
-One JSON file per conversation, always written whole to a temporary file in
-the same folder, flushed to disk, then renamed over the old one: a crash, a
-`kill -9` or a full disk at any moment leaves either the previous version or
-the new one, never a torn file. A process killed mid-write leaves its
-temporary file behind (`.ID.json.PID.XXXX.tmp`, never listed); the first save of
-the next Store in the folder removes those whose writer is gone.
+One append-only log per conversation (`ID.jsonl`, see conversation_log): a
+save appends the items that changed and a header that commits them, flushed
+to disk. A crash, a `kill -9` or a full disk at any moment leaves the last
+complete save: a save cut short is never read, and a failed append is cut off
+again. A log is rewritten whole (compacted) by the first save a Store makes of
+it (so a process appends only to a log it wrote, whose end it knows) and when
+it holds more than twice what the conversation does: to a temporary file in
+the same folder, flushed, then renamed over the old one, so a crash leaves the
+previous version. A process killed mid-rewrite leaves its temporary file
+behind (`.ID.jsonl.PID.XXXX.tmp`, never listed); the first save of the next
+Store in the folder removes those whose writer is gone.
+
+Conversations stored before the log, whole in one JSON document (`ID.json`),
+still load and list; their next save converts them.
 """
 
 from __future__ import annotations
@@ -15,20 +23,30 @@ import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from agent_cli.engine.items import (
-    Conversation,
-    NoticeItem,
-    item_to_json,
+from agent_cli.engine.conversation_log import (
+    FileMark,
+    Fingerprint,
+    LogChanged,
+    append,
+    fingerprint,
+    header_record,
+    item_record,
+    last_header,
+    read_log,
 )
+from agent_cli.engine.items import Conversation, NoticeItem
 from agent_cli.errors import NoSuchConversation, StoreError
 
-SUFFIX = ".json"
+SUFFIX = ".jsonl"
+WHOLE_SUFFIX = ".json"  # a conversation stored whole, before the log
 TEMP_SUFFIX = ".tmp"
-SEPARATORS = (",", ":")
+COMPACT_RATIO = 2  # a log is rewritten once it holds this many times what it says
 START_SLACK_SECONDS = 2.0  # /proc's start times are rounded to whole seconds (btime)
 RECOVERED_NOTICE = (
     "The previous run ended here without saving its end: the process running it stopped, "
@@ -45,92 +63,134 @@ class Summary(NamedTuple):
     updated: float
 
 
+@dataclass
+class _Written:
+    """What this Store last wrote of one conversation's log: a save appends what differs."""
+
+    mark: FileMark
+    items: dict[str, tuple[int, Fingerprint, int]]  # id → (position, fingerprint, record bytes)
+    count: int
+    live: int  # bytes the log would hold rewritten: every item's last record and a header
+    header: int  # bytes of the last header record
+
+
 class Store:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        # Each conversation's items as last written, so a save re-encodes only what
-        # changed: a long conversation is saved after every round, and encoding all
-        # of it each time made a round's cost grow with the conversation.
-        self._written: dict[str, dict[str, str]] = {}
+        self._written: dict[str, _Written] = {}
         self._swept = False
 
     def path(self, conversation_id: str) -> Path:
         return self.directory / f"{conversation_id}{SUFFIX}"
 
     def save(self, conversation: Conversation, changed: AbstractSet[str] | None = None) -> None:
-        """Write the conversation atomically; on failure the previous version stays.
+        """Save the conversation; on failure the last saved version stays.
 
         `changed` names the items changed since the last save (None: any may
-        have, as at a run's end); the others are written as they were encoded
-        then, so a save during a run costs what changed, not the whole
-        conversation. The file's bytes always reach the disk before the rename;
-        the folder entry is synced only for a whole save (losing it to a power
-        cut brings back the previous version, never a torn one).
+        have, as at a run's end); only they and new items are written, so a
+        save during a run costs what changed, not the whole conversation.
         """
-        data = self._encode(conversation, changed)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             if not self._swept:
                 self._swept = True
                 _remove_orphaned_temporaries(self.directory)
-            _write_atomically(
-                self.path(conversation.id), data.encode("utf-8"), sync_folder=changed is None
-            )
+            if not self._append(conversation, changed):
+                self._rewrite(conversation)
         except OSError as e:
+            self._written.pop(conversation.id, None)  # the next save rewrites it whole
             raise StoreError(
                 f"Could not save conversation {conversation.id} in {self.directory}: "
                 f"{e.strerror or e} — free some space or fix the folder's permissions; "
                 "the last saved version is intact."
             ) from e
 
-    def _encode(self, conversation: Conversation, changed: AbstractSet[str] | None) -> str:
-        written = self._written.get(conversation.id, {}) if changed is not None else {}
-        changed = changed or frozenset()
-        fresh: dict[str, str] = {}
-        for item in conversation.items:
-            text = None if item.id in changed else written.get(item.id)
-            if text is None:
-                text = json.dumps(item_to_json(item), ensure_ascii=False, separators=SEPARATORS)
-            fresh[item.id] = text
-        self._written[conversation.id] = fresh
-        head = json.dumps(conversation.header_json(), ensure_ascii=False, separators=SEPARATORS)
-        return f'{head[:-1]},"items":[{",".join(fresh.values())}]}}'
+    def _append(self, conversation: Conversation, changed: AbstractSet[str] | None) -> bool:
+        """Append what changed; False when the log is to be rewritten whole instead."""
+        written = self._written.get(conversation.id)
+        if written is None:
+            return False
+        items, count = conversation.items, written.count
+        if len(items) < count or (count and _position(written, items[count - 1].id) != count - 1):
+            return False  # items were inserted or removed: the positions no longer hold
+        if changed is None:
+            positions: builtins.list[int] = list(range(count))
+        else:
+            positions = [written.items[i][0] for i in changed if i in written.items]
+        fresh: dict[str, tuple[int, Fingerprint, int]] = {}
+        records: builtins.list[bytes] = []
+        live = written.live
+        for position in [*positions, *range(count, len(items))]:
+            item = items[position]
+            before = written.items.get(item.id)
+            if before is not None and before[0] != position:
+                return False  # an item moved
+            mark = fingerprint(item)
+            if before is not None and before[1] == mark:
+                continue
+            record = item_record(item, position)
+            records.append(record)
+            fresh[item.id] = (position, mark, len(record))
+            live += len(record) - (before[2] if before is not None else 0)
+        header = header_record(conversation)
+        records.append(header)
+        live += len(header) - written.header
+        data = b"".join(records)
+        if written.mark.size + len(data) > COMPACT_RATIO * live:
+            return False
+        try:
+            mark = append(self.path(conversation.id), data, written.mark)
+        except LogChanged:
+            return False  # another process wrote it since: rewritten, the last writer wins
+        written.items.update(fresh)
+        written.mark, written.count, written.live, written.header = (
+            mark, len(items), live, len(header)
+        )  # fmt: skip
+        return True
+
+    def _rewrite(self, conversation: Conversation) -> None:
+        items: dict[str, tuple[int, Fingerprint, int]] = {}
+        records: builtins.list[bytes] = []
+        for position, item in enumerate(conversation.items):
+            record = item_record(item, position)
+            records.append(record)
+            items[item.id] = (position, fingerprint(item), len(record))
+        header = header_record(conversation)
+        records.append(header)
+        data = b"".join(records)
+        path = self.path(conversation.id)
+        mark = FileMark.of(write_atomically(path, data))
+        with contextlib.suppress(FileNotFoundError):  # stored whole before: converted now
+            path.with_suffix(WHOLE_SUFFIX).unlink()
+        count = len(conversation.items)
+        self._written[conversation.id] = _Written(mark, items, count, len(data), len(header))
 
     def load(self, conversation_id: str) -> Conversation:
         """Load by id (or a unique prefix); a run that died mid-way reads idle with a notice."""
         path = self._find(conversation_id)
+        data = read_stored(path)
         try:
-            conversation = Conversation.from_json(json.loads(path.read_bytes()))
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise StoreError(
-                f"Conversation file {path} could not be read ({e}) — "
-                "remove it with `agent sessions rm` or restore it from a backup."
-            ) from e
+            conversation = Conversation.from_json(data)
+        except (ValueError, KeyError, TypeError) as e:
+            raise _unreadable(path, e) from e
         if conversation.state == "running" and running_elsewhere(conversation) is None:
             conversation.mark_idle()
             conversation.items.append(NoticeItem(RECOVERED_NOTICE, "warn"))
         return conversation
 
-    def list(self, workspace: str | None = None) -> list[Summary]:
-        """Summaries, most recently updated first; unreadable files are skipped."""
+    def list(self, workspace: str | None = None) -> builtins.list[Summary]:
+        """Summaries, most recently updated first; unreadable files are skipped.
+
+        A log is read from its end (its last header), not whole.
+        """
         summaries = []
         for path in self._files_newest_first():
             try:
-                data = json.loads(path.read_bytes())
-            except (OSError, ValueError):
+                summary = _summary(path)
+            except (OSError, ValueError, KeyError, TypeError):
                 continue
-            if workspace is not None and data.get("workspace") != workspace:
-                continue
-            summaries.append(
-                Summary(
-                    id=data.get("id", path.stem),
-                    title=data.get("title", ""),
-                    workspace=data.get("workspace", ""),
-                    agent=data.get("agent", "builtin"),
-                    items=len(data.get("items", [])),
-                    updated=data.get("updated", 0.0),
-                )
-            )
+            if workspace is None or summary.workspace == workspace:
+                summaries.append(summary)
         summaries.sort(key=lambda s: s.updated, reverse=True)
         return summaries
 
@@ -140,7 +200,11 @@ class Store:
         return self.load(summaries[0].id) if summaries else None
 
     def remove(self, conversation_id: str) -> None:
-        self._find(conversation_id).unlink()
+        path = self._find(conversation_id)
+        self._written.pop(path.stem, None)
+        path.unlink()
+        with contextlib.suppress(FileNotFoundError):  # stored whole, then converted
+            path.with_suffix(WHOLE_SUFFIX).unlink()
 
     def find(self, conversation_id: str) -> Path:
         """The file of a conversation, by id or a unique prefix (without reading it)."""
@@ -151,10 +215,11 @@ class Store:
             raise NoSuchConversation(
                 f"{conversation_id!r} is not a conversation id — see `agent sessions`."
             )
-        exact = self.path(conversation_id)
-        if exact.exists():
-            return exact
-        matches = sorted(self.directory.glob(f"{conversation_id}*{SUFFIX}"))
+        for suffix in (SUFFIX, WHOLE_SUFFIX):
+            exact = self.directory / f"{conversation_id}{suffix}"
+            if exact.exists():
+                return exact
+        matches = _one_per_conversation(self.directory.glob(f"{conversation_id}*.json*"))
         if len(matches) == 1:
             return matches[0]
         if not matches:
@@ -168,8 +233,61 @@ class Store:
     def _files_newest_first(self) -> builtins.list[Path]:
         if not self.directory.is_dir():
             return []
-        files = [p for p in self.directory.iterdir() if p.suffix == SUFFIX]
+        files = _one_per_conversation(self.directory.iterdir())
         return sorted(files, key=_mtime, reverse=True)
+
+
+def _position(written: _Written, item_id: str) -> int:
+    entry = written.items.get(item_id)
+    return -1 if entry is None else entry[0]
+
+
+def read_stored(path: Path) -> dict[str, Any]:
+    """A stored conversation in its JSON form (`Conversation.to_json`), as saved: a log
+    as its last complete save left it, or a conversation stored whole."""
+    try:
+        data = path.read_bytes()
+        if path.suffix == WHOLE_SUFFIX:
+            stored: dict[str, Any] = json.loads(data)
+            return stored
+        return read_log(data)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise _unreadable(path, e) from e
+
+
+def _unreadable(path: Path, e: Exception) -> StoreError:
+    return StoreError(
+        f"Conversation file {path} could not be read ({e}) — "
+        "remove it with `agent sessions rm` or restore it from a backup."
+    )
+
+
+def _summary(path: Path) -> Summary:
+    if path.suffix == WHOLE_SUFFIX:
+        data = json.loads(path.read_bytes())
+        count = len(data.get("items", []))
+    else:
+        data = last_header(path)
+        count = data["items"]
+    return Summary(
+        id=data.get("id", path.stem),
+        title=data.get("title", ""),
+        workspace=data.get("workspace", ""),
+        agent=data.get("agent", "builtin"),
+        items=count,
+        updated=data.get("updated", 0.0),
+    )
+
+
+def _one_per_conversation(paths: Iterable[Path]) -> builtins.list[Path]:
+    """Conversation files, a log before the whole file it was converted from."""
+    found: dict[str, Path] = {}
+    for path in paths:
+        if path.name.startswith(".") or path.suffix not in (SUFFIX, WHOLE_SUFFIX):
+            continue
+        if path.suffix == SUFFIX or path.stem not in found:
+            found[path.stem] = path
+    return sorted(found.values())
 
 
 def _mtime(path: Path) -> float:
@@ -179,7 +297,11 @@ def _mtime(path: Path) -> float:
         return 0.0
 
 
-def _write_atomically(path: Path, data: bytes, sync_folder: bool = True) -> None:
+def write_atomically(path: Path, data: bytes, sync_folder: bool = True) -> os.stat_result:
+    """Write `data` to a temporary file, flush it to disk and rename it over `path`.
+
+    Returns the written file's status (its inode survives the rename).
+    """
     prefix = f".{path.name}.{os.getpid()}."  # the writer's pid: see _remove_orphaned_temporaries
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=TEMP_SUFFIX)
     try:
@@ -187,19 +309,23 @@ def _write_atomically(path: Path, data: bytes, sync_folder: bool = True) -> None
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+            stat = os.fstat(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    if not sync_folder:
-        return
-    # The rename is durable only once the folder's entry is on disk too.
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    if sync_folder:
+        # The rename is durable only once the folder's entry is on disk too.
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    return stat
+
+
+_write_atomically = write_atomically  # the name agent_cli/tasks/store.py imports
 
 
 def _remove_orphaned_temporaries(directory: Path) -> None:
@@ -207,7 +333,7 @@ def _remove_orphaned_temporaries(directory: Path) -> None:
 
     A file whose writer still runs (or may: another user's, or a pid reused) is left.
     """
-    for path in directory.glob(f".*{SUFFIX}.*{TEMP_SUFFIX}"):
+    for path in directory.glob(f".*{WHOLE_SUFFIX}*{TEMP_SUFFIX}"):
         try:
             pid = int(path.name.removesuffix(TEMP_SUFFIX).split(".")[-2])
         except (ValueError, IndexError):

@@ -21,7 +21,7 @@ from agent_cli.engine.items import (
     ToolItem,
     UserItem,
 )
-from agent_cli.engine.store import RECOVERED_NOTICE, Store, running_elsewhere
+from agent_cli.engine.store import RECOVERED_NOTICE, Store, read_stored, running_elsewhere
 from agent_cli.errors import NoSuchConversation, StoreError
 from agent_cli.providers.base import Usage
 from agent_cli.providers.scripted import answer
@@ -156,7 +156,7 @@ def test_kill_9_during_writes_leaves_a_readable_conversation(tmp_path):
     loaded = Store(folder).load("20260101-000000-abcdef")
     numbers = [int(i.text.split()[0]) for i in loaded.items]
     assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 5
-    data = json.loads(Store(folder).path(loaded.id).read_text())
+    data = read_stored(Store(folder).path(loaded.id))
     assert data["id"] == loaded.id
 
 
@@ -180,14 +180,14 @@ def test_a_save_encodes_again_only_what_changed(tmp_path):
     store.save(conversation)  # None: every item again
     assert store.load(conversation.id).items[0].text == "edited without saying so"
     assert store.load(conversation.id).items[4].result == "more output"
-    assert json.loads(store.path(conversation.id).read_text()) == conversation.to_json()
+    assert read_stored(store.path(conversation.id)) == conversation.to_json()
 
 
 async def test_a_runs_end_saves_every_item_whatever_changed_it(tmp_path):
     store = Store(tmp_path / "store")
     session, _, _ = make_session(tmp_path, [answer("one")], store=store)
     await session.send("hello")
-    stored = json.loads(store.path(session.conversation.id).read_text())
+    stored = read_stored(store.path(session.conversation.id))
     assert stored == session.conversation.to_json()
 
 
@@ -233,3 +233,180 @@ def test_an_unknown_id_is_a_usage_error(tmp_path):
     with pytest.raises(NoSuchConversation) as caught:
         store.load("nope")
     assert caught.value.exit_code == 2
+
+
+# ------------------------------------------------------------------ the log
+
+
+def test_a_save_appends_only_what_changed_and_an_update_replaces_the_item(tmp_path):
+    store = Store(tmp_path)
+    conversation = sample()
+    store.save(conversation)
+    log = store.path(conversation.id)
+    size = log.stat().st_size
+    tool = conversation.items[2]
+    tool.result = "a new result"
+    store.save(conversation, changed={tool.id})
+    appended = [json.loads(line) for line in log.read_bytes()[size:].splitlines()]
+    assert [sorted(record) for record in appended] == [["at", "item"], ["header"]]
+    assert appended[0]["at"] == 2 and appended[0]["item"]["result"] == "a new result"
+    assert read_stored(log) == conversation.to_json()  # in its place, not after the others
+    assert Store(tmp_path).list()[0].items == 4
+
+
+def test_a_log_holding_twice_what_it_says_is_rewritten_whole(tmp_path):
+    store = Store(tmp_path)
+    conversation = sample()
+    tool = conversation.items[2]
+    store.save(conversation)
+    log = store.path(conversation.id)
+    first = log.stat().st_ino
+    rewritten = False
+    for n in range(40):  # the same long result again and again: each save appends it once more
+        tool.result = f"{n} " + "r" * 10_000
+        store.save(conversation, changed={tool.id})
+        rewritten = rewritten or log.stat().st_ino != first
+        assert log.stat().st_size <= 2 * 10_500 + 2_000  # never much more than twice its live size
+    assert rewritten
+    assert read_stored(log) == conversation.to_json()
+    assert [p.name for p in tmp_path.iterdir()] == [log.name]  # no temporary file left
+
+
+def test_a_conversation_stored_whole_before_the_log_loads_lists_and_converts(tmp_path):
+    conversation = sample()
+    whole = tmp_path / f"{conversation.id}.json"
+    whole.write_text(json.dumps(conversation.to_json()))  # as earlier versions stored it
+    store = Store(tmp_path)
+    [summary] = store.list()
+    assert (summary.id, summary.title, summary.items) == (conversation.id, "t", 4)
+    assert store.find(conversation.id[:15]) == whole
+    loaded = store.load(conversation.id)
+    assert loaded.to_json() == conversation.to_json()
+    loaded.items.append(UserItem("more"))
+    store.save(loaded)
+    assert not whole.exists()  # converted: one log from now on
+    assert read_stored(store.path(conversation.id)) == loaded.to_json()
+    assert [s.items for s in Store(tmp_path).list()] == [5]
+
+
+def test_a_conversion_killed_before_the_old_file_went_lists_once_and_reads_the_log(tmp_path):
+    conversation = sample()
+    store = Store(tmp_path)
+    store.save(conversation)
+    stale = conversation.to_json()
+    stale["title"] = "the old file"
+    (tmp_path / f"{conversation.id}.json").write_text(json.dumps(stale))
+    assert [(s.id, s.title) for s in store.list()] == [(conversation.id, "t")]
+    assert store.load(conversation.id[:15]).title == "t"
+    store.remove(conversation.id)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_log_another_process_wrote_since_is_rewritten_by_the_last_writer(tmp_path):
+    mine, theirs = Store(tmp_path), Store(tmp_path)
+    conversation = sample()
+    mine.save(conversation)
+    other = theirs.load(conversation.id)
+    other.items.append(UserItem("theirs"))
+    theirs.save(other)
+    conversation.items.append(UserItem("mine"))
+    mine.save(conversation, changed=set())  # appending would mix the two: rewritten instead
+    assert read_stored(mine.path(conversation.id)) == conversation.to_json()
+
+
+def test_a_disk_full_in_the_middle_of_an_append_loses_nothing_saved_before(tmp_path, monkeypatch):
+    store = Store(tmp_path)
+    conversation = sample()
+    store.save(conversation)
+    log = store.path(conversation.id)
+    before, saved_before = log.read_bytes(), read_stored(log)
+    real_write = os.write
+    calls = []
+
+    def half_then_full(fd: int, data: bytes) -> int:
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real_write(fd, bytes(data[: len(data) // 2]))  # a real partial write
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    conversation.items.append(UserItem("more " * 1000))
+    monkeypatch.setattr(os, "write", half_then_full)
+    with pytest.raises(StoreError, match="No space left"):
+        store.save(conversation, changed=set())
+    monkeypatch.undo()
+    assert len(calls) == 2
+    assert log.read_bytes() == before  # the torn half was cut off again
+    assert Store(tmp_path).load(conversation.id).to_json() == saved_before
+    store.save(conversation, changed=set())  # space again: the next save has everything
+    assert read_stored(log) == conversation.to_json()
+
+
+def test_a_torn_append_that_could_not_be_cut_off_still_reads_as_the_save_before(
+    tmp_path, monkeypatch
+):
+    store = Store(tmp_path)
+    conversation = sample()
+    store.save(conversation)
+    log = store.path(conversation.id)
+    saved_before = read_stored(log)
+    real_write = os.write
+
+    def torn(fd: int, data: bytes) -> int:
+        real_write(fd, bytes(data[: len(data) - 5]))  # all but the header's end
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def refused(fd: int, length: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    conversation.items.append(UserItem("more"))
+    monkeypatch.setattr(os, "write", torn)
+    monkeypatch.setattr(os, "ftruncate", refused)
+    with pytest.raises(StoreError):
+        store.save(conversation, changed=set())
+    monkeypatch.undo()
+    assert not log.read_bytes().endswith(b"\n")  # torn, and left so
+    assert read_stored(log) == saved_before
+    assert Store(tmp_path).list()[0].items == 4
+    store.save(conversation, changed=set())  # never appended after a torn line: rewritten
+    assert read_stored(log) == conversation.to_json()
+
+
+APPENDER = textwrap.dedent(
+    """
+    import sys
+    from agent_cli.engine.items import Conversation, ToolItem, UserItem
+    from agent_cli.engine.store import Store
+
+    store = Store(__import__("pathlib").Path(sys.argv[1]))
+    c = Conversation(workspace="/w", id="20260101-000000-abcdef")
+    tool = ToolItem("read_file", "c0", state="running")
+    c.items.append(tool)
+    store.save(c)
+    big = "x" * 200_000
+    n = 0
+    while True:  # each save: a new item, and the tool item again (its result counts them)
+        n += 1
+        c.items.append(UserItem(f"{n} {big}"))
+        tool.result = str(n)
+        store.save(c, changed={tool.id})
+        print(n, flush=True)
+    """
+)
+
+
+def test_kill_9_during_appends_keeps_every_save_that_finished_and_each_whole(tmp_path):
+    folder = tmp_path / "conv"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", APPENDER, str(folder)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        finished = [int(proc.stdout.readline()) for _ in range(20)]
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(10)
+    loaded = Store(folder).load("20260101-000000-abcdef")
+    tool, *users = loaded.items
+    numbers = [int(i.text.split()[0]) for i in users]
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert len(numbers) >= finished[-1]  # nothing a finished save wrote is lost
+    assert tool.result == str(len(numbers))  # a save's records come together or not at all

@@ -30,7 +30,7 @@ from agent_cli.engine.backend import StopReason
 from agent_cli.engine.events import Event, ItemAdded, NoticeEvent
 from agent_cli.engine.items import AssistantItem, Conversation, NoticeItem, ToolItem
 from agent_cli.engine.session import Session
-from agent_cli.engine.store import RECOVERED_NOTICE, Store
+from agent_cli.engine.store import RECOVERED_NOTICE, Store, read_stored
 from agent_cli.providers.scripted import ScriptedProvider, Step, answer, calls
 from agent_cli.tools.base import ToolContext, ToolRegistry
 from agent_cli.tools.builtin import builtin_tools
@@ -64,6 +64,7 @@ KILLER = textwrap.dedent(
     folder, workspace = Path(sys.argv[1]), Path(sys.argv[2])
     kills, seed, longest = int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
     ROUNDS = 200
+    HEADER = b'{"header":'
 
     def session(conversation, store):
         read = json.dumps({"path": "notes.txt"})
@@ -88,7 +89,7 @@ KILLER = textwrap.dedent(
             await session(conversation, store).send("read the notes again")
 
     rng = random.Random(seed)
-    outcomes, left = {}, set()
+    outcomes, left, cut = {}, set(), set()
     for n in range(kills):
         child_seed = rng.random()
         pid = os.fork()
@@ -106,7 +107,15 @@ KILLER = textwrap.dedent(
             f"exit {os.WEXITSTATUS(status)}")
         outcomes[how] = outcomes.get(how, 0) + 1
         left |= {p.name for p in folder.glob(".*.tmp")} if folder.exists() else set()
-    outcomes["killed mid-write"] = len(left)  # each left its temporary file behind
+        for log in folder.glob("*.jsonl") if folder.exists() else ():
+            with log.open("rb") as f:  # a save cut short ends in no header (a header is short)
+                size = f.seek(0, os.SEEK_END)
+                f.seek(max(0, size - 1024))
+                end = f.read()
+            if not (end.endswith(b"\\n") and end[:-1].rpartition(b"\\n")[2].startswith(HEADER)):
+                cut.add((log.name, size))
+    outcomes["killed mid-rewrite"] = len(left)  # each left its temporary file behind
+    outcomes["killed mid-append"] = len(cut)
     print(json.dumps(outcomes))
     """
 )
@@ -159,15 +168,16 @@ def test_200_kills_at_random_moments_leave_every_conversation_loadable(tmp_path:
     outcomes = killed_runs(folder, workspace, longest=0.15)
 
     assert outcomes.get("signal 9") == KILLS, outcomes  # each ended by its kill, none otherwise
-    assert outcomes["killed mid-write"] > 0, outcomes  # the kills did land in writes
+    # The kills did land in writes: in rewrites (a temporary file left) and in appends.
+    assert outcomes["killed mid-rewrite"] + outcomes["killed mid-append"] > 0, outcomes
     store = Store(folder)
-    files = sorted(folder.glob("*.json"))
+    files = sorted(folder.glob("*.jsonl"))
     assert len(files) > 1, outcomes  # conversations were started, and others continued
     listed = store.list()
     assert sorted(s.id for s in listed) == [p.stem for p in files]  # none unreadable
     recovered = 0
     for path in files:
-        raw = json.loads(path.read_bytes())
+        raw = read_stored(path)
         conversation = store.load(path.stem)
         assert conversation.id == raw["id"] == path.stem
         assert conversation.state == "idle"
@@ -280,7 +290,7 @@ def test_agent_run_on_a_full_disk_keeps_the_previous_version_and_says_so_once(tm
         first = agent(workspace, "run", "hi", fake=fake)
         assert first.returncode == 0, err(first)
         [before] = saved()
-        file = paths.conversations_dir() / f"{before['id']}.json"
+        file = paths.conversations_dir() / f"{before['id']}.jsonl"
 
         fake.add(text("word " * 40_000))  # 200 KB: its save no longer fits
         environment = {**os.environ, "OPENAI_BASE_URL": fake.base_url}
@@ -301,7 +311,7 @@ def test_agent_run_on_a_full_disk_keeps_the_previous_version_and_says_so_once(tm
         assert len(told) == 1, stderr
         assert "File too large — free some space" in told[0]
         assert "the last saved version is intact" in told[0]
-        kept = json.loads(file.read_bytes())  # the version saved as the run began
+        kept = read_stored(file)  # the version saved as the run began
         assert kept["items"][: len(before["items"])] == before["items"]
         assert [i.get("text") for i in kept["items"][len(before["items"]) :]] == ["write a lot"]
         assert [p.name for p in file.parent.iterdir()] == [file.name]  # no temporary file

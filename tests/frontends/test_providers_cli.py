@@ -186,7 +186,7 @@ def test_a_stored_key_never_leaks(workspace):
         assert logs and not any(KEY in log.read_text() for log in logs)
         assert KEY not in stdout.decode() + stderr.decode()
         # no stored conversation,
-        conversations = list(paths.conversations_dir().glob("*.json"))
+        conversations = list(paths.conversations_dir().glob("*.jsonl"))
         assert conversations and saved()
         assert not any(KEY in file.read_text() for file in conversations)
         # and no error message, even when the server echoes it back.

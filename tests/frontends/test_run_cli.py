@@ -219,10 +219,12 @@ def test_an_unknown_resume_id_is_a_usage_error(fake, workspace):
 def test_a_conversation_another_live_process_runs_is_not_run_twice(fake, workspace):
     fake.add(text("first"), text("after"))
     first = json.loads(out(agent(workspace, "run", "one", "-o", "json", fake=fake)))
-    file = paths.conversations_dir() / f"{first['conversation']}.json"
+    log = paths.conversations_dir() / f"{first['conversation']}.jsonl"
+    file = log.with_suffix(".json")  # stored whole, as before the log: it loads the same
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        stored = json.loads(file.read_text())
+        [stored] = saved()
+        log.unlink()
         stored.update(state="running", pid=other.pid, updated=time.time())
         file.write_text(json.dumps(stored))
         busy = agent(workspace, "run", "two", "--continue", fake=fake)

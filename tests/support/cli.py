@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import json
 import logging
 import os
 import signal
@@ -291,5 +290,8 @@ def err(result: subprocess.CompletedProcess) -> str:
 
 
 def saved() -> list[dict]:
+    """Every stored conversation as saved (its JSON form), in id order."""
+    from agent_cli.engine.store import SUFFIX, read_stored
+
     folder = paths.conversations_dir()
-    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    return [read_stored(p) for p in sorted(folder.glob(f"*{SUFFIX}"))]

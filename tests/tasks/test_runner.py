@@ -167,7 +167,7 @@ def test_two_run_due_processes_at_once_run_a_task_once(
     assert [code for code, _, _ in results] == [0, 0], [e.decode() for _, _, e in results]
     assert len(fake.requests) == 1
     assert sum(b"Only once." in out for _, out, _ in results) == 1
-    assert len(list(paths.conversations_dir().glob("*.json"))) == 1
+    assert len(list(paths.conversations_dir().glob("*.jsonl"))) == 1
 
 
 def test_a_run_due_during_a_long_run_leaves_the_running_task_alone(

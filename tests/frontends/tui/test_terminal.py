@@ -37,5 +37,5 @@ def test_agent_opens_the_tui_answers_and_quits_cleanly(fake: FakeOpenAI, workspa
     finally:
         child.close()
     assert child.exitstatus == 0, child.before
-    stored = list((Path(os.environ["XDG_DATA_HOME"]) / "agent" / "conversations").glob("*.json"))
+    stored = list((Path(os.environ["XDG_DATA_HOME"]) / "agent" / "conversations").glob("*.jsonl"))
     assert len(stored) == 1, "the conversation was saved"
