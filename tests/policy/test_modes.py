@@ -118,6 +118,8 @@ def test_tools_that_could_only_be_refused_are_not_offered() -> None:
         "get_info",
         "update_plan",  # a plan changes nothing
         "exec_shell_command",  # read-only commands still run
+        "shell_output",  # reading a background command's output, and ending it, change nothing
+        "shell_kill",
     ]
 
 
