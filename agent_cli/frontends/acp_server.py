@@ -67,6 +67,7 @@ from agent_cli.engine.events import (
     ItemAdded,
     ItemUpdated,
     NoticeEvent,
+    PlanUpdated,
     RunFinished,
 )
 from agent_cli.engine.items import AssistantItem, ToolItem
@@ -78,6 +79,7 @@ from agent_cli.frontends.acp_updates import (
     is_nested,
     notice_text,
     permission_call,
+    plan_update,
     replay,
     tool_progress,
     tool_start,
@@ -99,6 +101,11 @@ MODES = (
     ),
     ("read-only", "Read-only", "Only reads: every change is refused, and the model is told why."),
     ("full", "Full", "Changes files and runs commands without asking."),
+    (
+        "plan",
+        "Plan",
+        "Reads, then ends with a plan to approve; switch to another mode to carry it out.",
+    ),
 )
 STOP_REASONS: dict[StopReason, AcpStopReason] = {
     StopReason.ANSWERED: "end_turn",
@@ -272,9 +279,12 @@ class Served:
 
     async def replay(self) -> None:
         """Send the conversation so far as updates (session/load), before answering."""
-        for item in self.session.conversation.items:
+        conversation = self.session.conversation
+        for item in conversation.items:
             for update in replay(item, self.workspace):
                 self.outbox.put(update)
+        if conversation.plan is not None:
+            self.outbox.put(plan_update(conversation.plan))
         await self.outbox.flushed()
 
     async def aclose(self) -> None:
@@ -306,6 +316,8 @@ class Served:
                 self._nested.add(item.id)
         elif type(event) is NoticeEvent:
             self.outbox.text("message", notice_text(event.text, event.level))
+        elif type(event) is PlanUpdated:
+            self.outbox.put(plan_update(event.plan))
         elif type(event) is ApprovalRequested:
             task = asyncio.ensure_future(self._ask(event.request))
             self._asking.add(task)

@@ -19,16 +19,24 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from acp import (
+    plan_entry,
     start_tool_call,
     text_block,
     tool_content,
     tool_diff_content,
     update_agent_message_text,
     update_agent_thought_text,
+    update_plan,
     update_tool_call,
     update_user_message_text,
 )
-from acp.schema import ToolCallLocation, ToolCallProgress, ToolCallStart, ToolCallUpdate
+from acp.schema import (
+    AgentPlanUpdate,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+)
 
 from agent_cli.engine.items import (
     AssistantItem,
@@ -40,6 +48,7 @@ from agent_cli.engine.items import (
 )
 from agent_cli.tools.base import partial_arguments
 from agent_cli.tools.diffs import NO_NEWLINE_MARKER
+from agent_cli.tools.plan import Plan
 from agent_cli.tools.workspace import OutsideWorkspace, Workspace
 
 TOOL_KINDS = {
@@ -52,6 +61,7 @@ TOOL_KINDS = {
     "edit_file": "edit",
     "exec_shell_command": "execute",
     "task": "think",  # a sub-agent at work
+    "update_plan": "think",  # the plan itself goes as a `plan` update
 }
 """ACP's kind per built-in tool; MCP tools and any other are "other"."""
 
@@ -143,6 +153,19 @@ def permission_call(
         content=content or None,
         locations=_location_objects(view) or None,
         raw_input=view.raw_input,
+    )
+
+
+def plan_update(plan: Plan) -> AgentPlanUpdate:
+    """The plan as ACP's `plan` update: every entry, in order (ACP replaces the plan whole).
+    The step in progress is the one that matters now: "high"; the rest "medium"."""
+    return update_plan(
+        plan_entry(
+            step.step,
+            priority="high" if step.status == "in_progress" else "medium",
+            status=step.status,
+        )
+        for step in plan.steps
     )
 
 

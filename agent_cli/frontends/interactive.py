@@ -18,6 +18,7 @@ from agent_cli.engine.items import Conversation
 from agent_cli.engine.session import Session
 from agent_cli.engine.store import Store
 from agent_cli.errors import AgentError, UsageError
+from agent_cli.frontends.plan_text import checklist
 from agent_cli.policy.modes import MODES, MODES_TEXT
 from agent_cli.providers.base import ModelInfo
 from agent_cli.settings import Price
@@ -61,6 +62,7 @@ class Command:
 COMMANDS: tuple[Command, ...] = (
     Command("help", "list the commands and keys"),
     Command("mode", "show or switch the mode", f"/mode [{'|'.join(MODES)}]"),
+    Command("plan", "plan mode: read, then approve a plan (or show the plan)"),
     Command("model", "show or switch the model", "/model [NAME]"),
     Command("new", "start a new conversation"),
     Command("sessions", "list this folder's conversations, or resume one", "/sessions [ID]"),
@@ -229,6 +231,18 @@ class Interactive:
             return Reply(f"Unknown mode `{argument}` — use {MODES_TEXT}.", "warn")
         self.session.set_mode(argument)
         return Reply(f"Mode switched to `{argument}`; the next call reads it.")
+
+    async def _plan(self, _argument: str) -> Reply:
+        plan = self.session.conversation.plan
+        if self.session.mode == "plan":
+            if plan is None:
+                return Reply("In plan mode; there is no plan yet. Say what to plan.")
+            return Reply(f"In plan mode. The plan:\n\n{checklist(plan)}")
+        self.session.set_mode("plan")
+        return Reply(
+            "Plan mode: the agent reads and runs only read-only commands, then ends with a "
+            "plan for you to approve, carry out in a mode you pick, or edit first."
+        )
 
     async def _model(self, argument: str) -> Reply:
         conversation = self.session.conversation

@@ -28,6 +28,7 @@ from prompt_toolkit.filters import Condition, completion_is_selected
 from prompt_toolkit.history import History
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from rich.console import Console
+from rich.panel import Panel
 from rich.text import Text
 
 from agent_cli.engine.approval import DENY, ApprovalRequest
@@ -43,6 +44,7 @@ from agent_cli.frontends.interactive import (
     Command,
     Interactive,
 )
+from agent_cli.frontends.plan_text import PlanAnswer, card_due, checklist, edit_text, implement
 from agent_cli.frontends.tui.history import History as KeptHistory
 from agent_cli.frontends.tui.history import history_file
 
@@ -238,8 +240,7 @@ class LineRepl:
         self.catch_sigint()
         try:
             self._banner()
-            if self.interactive.session.conversation.items:
-                render.transcript(self.console, self.interactive.session.conversation.items)
+            self._transcript()
             return await self._loop()
         finally:
             self.interactive.on_switch.remove(self._attach)
@@ -286,13 +287,19 @@ class LineRepl:
             if text.startswith("/"):
                 if await self._command(text.strip()):
                     return 0
-            else:
-                await self._send(text)
+                continue
+            reason = await self._send(text)
+            while card_due(self.interactive.session, reason):  # plan mode ended with a plan
+                message = await self._plan_card()
+                if message is None:
+                    break
+                reason = await self._send(message)
 
-    async def _send(self, text: str) -> None:
+    async def _send(self, text: str) -> str:
+        """Run one message; the reason its run ended ("" when it could not start)."""
         self.stopping = False
         try:
-            await self.interactive.session.send(text)
+            return (await self.interactive.session.send(text)).reason.value
         except AgentError as e:
             self.printer.print(render.notice(str(e), "error"))
         except Exception as e:  # the session reports run errors itself; this is a last guard
@@ -301,6 +308,42 @@ class LineRepl:
         finally:
             self.printer.end_line()
             self.approvals.deny_all()
+        return ""
+
+    async def _plan_card(self) -> str | None:
+        """The plan card: implement in a mode (the message to send), edit first, or keep
+        planning (None). Ctrl-C or Ctrl-D keeps planning too."""
+        session = self.interactive.session
+        plan = session.conversation.plan
+        if plan is None:
+            return None
+        text, edited = checklist(plan), False
+        choices = {"a": "ask", "u": "auto", "f": "full"}
+        while True:
+            shown = render.plan_view(plan) if not edited else render.reply(text, "info")
+            self.printer.print(Panel(shown, title="The plan", title_align="left", style="cyan"))
+            try:
+                typed = await _ask_line(
+                    "Implement in [a]sk, a[u]to or [f]ull mode, [e]dit it first, or [k]eep "
+                    "planning? "
+                )
+            except (KeyboardInterrupt, EOFError):
+                typed = "k"
+            finally:
+                self.catch_sigint()
+            key = typed.strip().lower()[:1]
+            if key in choices:
+                return implement(session, PlanAnswer("implement", choices[key], text, edited))
+            if key == "e":
+                changed, problem = await asyncio.to_thread(edit_text, text)
+                if changed is None:
+                    self.printer.print(render.notice(f"Not edited: {problem}.", "warn"))
+                else:
+                    text, edited = changed, True
+                continue
+            if key in ("k", ""):
+                self.printer.print(render.notice("Still in plan mode: say what to change."))
+                return None
 
     async def _command(self, line: str) -> bool:
         """Run a slash command; True when it says to leave."""
@@ -321,8 +364,16 @@ class LineRepl:
         if reply.text:
             self.printer.print(render.reply(reply.text, reply.level))
         if reply.action == "switched":
-            render.transcript(self.console, self.interactive.session.conversation.items)
+            self._transcript()
         return False
+
+    def _transcript(self) -> None:
+        """A resumed conversation's last items, and its plan."""
+        conversation = self.interactive.session.conversation
+        if conversation.items:
+            render.transcript(self.console, conversation.items)
+        if conversation.plan is not None:
+            self.console.print(render.plan_view(conversation.plan))
 
     def _attach(self, session: Session) -> None:
         """Listen to `session` (the first one, or the one /new or /sessions switched to)."""
@@ -373,6 +424,12 @@ class LineRepl:
                 event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
 
         return keys
+
+
+async def _ask_line(message: str) -> str:
+    """One answer typed at a prompt of its own (no history, no completion)."""
+    session: PromptSession[str] = PromptSession()
+    return await session.prompt_async(message, handle_sigint=False)
 
 
 class SharedHistory(History):

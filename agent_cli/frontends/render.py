@@ -25,9 +25,12 @@ from agent_cli.engine.events import (
     ItemAdded,
     ItemUpdated,
     NoticeEvent,
+    PlanUpdated,
     RunFinished,
 )
 from agent_cli.engine.items import AssistantItem, Item, NoticeItem, ToolItem, UserItem
+from agent_cli.frontends.plan_text import SYMBOLS, progress
+from agent_cli.tools.plan import Plan
 
 DIFF_LINES = 80  # a longer diff is cut, with a pointer to /diff
 TRANSCRIPT_ITEMS = 20  # items shown when a conversation is resumed
@@ -35,6 +38,7 @@ TRANSCRIPT_TEXT_LINES = 30  # lines of one resumed assistant answer
 NOTICE_STYLES = {"info": "cyan", "warn": "yellow", "error": "bold red"}
 UP_AND_CLEAR = "\x1b[1A\r\x1b[2K"  # cursor to the line above, erased
 MARKS = {"done": ("✓", "green"), "denied": ("✗", "yellow"), "error": ("✗", "red")}
+STEP_STYLES = {"completed": "dim green", "in_progress": "bold cyan", "pending": ""}
 
 
 def tool_line(item: ToolItem, width: int) -> Text:
@@ -66,6 +70,18 @@ def diff_view(diff: str, limit: int = DIFF_LINES) -> RenderableType:
         return body
     more = Text(f"… {len(lines) - limit} more lines (/diff shows the whole diff)", style="dim")
     return Group(body, more)
+
+
+def plan_view(plan: Plan) -> Text:
+    """The plan as a checklist: done steps dim, the one in progress bold."""
+    text = Text(progress(plan), style="bold")
+    for step in plan.steps:
+        style = STEP_STYLES[step.status]
+        text.append("\n  ")
+        text.append(f"{SYMBOLS[step.status]} {step.step}", style=style)
+    if plan.explanation:
+        text.append(f"\n  {plan.explanation}", style="dim italic")
+    return text
 
 
 def notice(text: str, level: str = "info") -> Text:
@@ -134,6 +150,8 @@ class Printer:
             self._card_diffs[request.item.id] = request.diff
         elif type(event) is NoticeEvent:
             self.print(notice(event.text, event.level))
+        elif type(event) is PlanUpdated:
+            self.print(plan_view(event.plan))
         elif type(event) is RunFinished:
             self.end_line()
 

@@ -25,9 +25,19 @@ from agent_cli.engine.events import (
     ItemAdded,
     ItemUpdated,
     NoticeEvent,
+    PlanUpdated,
 )
-from agent_cli.engine.items import AssistantItem, Item, NoticeItem, ToolItem, item_to_json
+from agent_cli.engine.items import (
+    AssistantItem,
+    Item,
+    NoticeItem,
+    ToolItem,
+    item_to_json,
+    plan_to_json,
+)
 from agent_cli.engine.session import Session
+from agent_cli.frontends.plan_text import SYMBOLS, checklist, progress
+from agent_cli.tools.plan import Plan
 
 EXIT_CODES = {
     StopReason.ANSWERED: 0,
@@ -96,8 +106,11 @@ class _Flusher:
 class TextPrinter:
     """The answer on stdout as it streams; tool lines and notices on stderr."""
 
-    def __init__(self, out: TextIO, err: TextIO, quiet: bool, gone: ReaderGone) -> None:
+    def __init__(
+        self, out: TextIO, err: TextIO, quiet: bool, gone: ReaderGone, plan_mode: bool = False
+    ) -> None:
         self.out, self.err, self.quiet, self.gone = out, err, quiet, gone
+        self.plan_mode = plan_mode  # the plan is the answer: printed on stdout at the end
         self._flush = _Flusher(out, gone)
         self._ends_with_newline = True
         self._wrote_text = False
@@ -118,6 +131,8 @@ class TextPrinter:
                 self._tool_line(event.item)
             elif type(event) is NoticeEvent and (not self.quiet or event.level == "error"):
                 self._line(f"agent: {event.text}")
+            elif type(event) is PlanUpdated and not (self.quiet or self.plan_mode):
+                self._plan(event.plan)
         except BrokenPipeError:
             self.gone()
 
@@ -151,6 +166,21 @@ class TextPrinter:
         else:
             reason = item.result.splitlines()[0] if item.result else item.state
             self._line(f"{indent}✗ {item.title or item.tool}: {reason}")
+
+    def _plan(self, plan: Plan) -> None:
+        """The plan whenever it changes, one line a step, on stderr like the tool lines."""
+        lines = [f"{progress(plan)}:"]
+        lines += [f"  {SYMBOLS[step.status]} {step.step}" for step in plan.steps]
+        self._line("\n".join(lines))
+
+    def final_plan(self, plan: Plan) -> None:
+        """In plan mode the plan is the answer: a Markdown checklist on stdout, after the text."""
+        try:
+            if self._wrote_text:
+                self._write("\n" if self._ends_with_newline else "\n\n")
+            self._write(f"## Plan\n\n{checklist(plan)}\n")
+        except BrokenPipeError:
+            self.gone()
 
     def _line(self, text: str) -> None:
         if not self._ends_with_newline and self._wrote_text:
@@ -194,6 +224,8 @@ def summary(session: Session, result: RunResult, first_item: int) -> dict[str, A
     }
     if result.error:
         data["error"] = result.error
+    if session.conversation.plan is not None:
+        data["plan"] = plan_to_json(session.conversation.plan)
     return data
 
 
@@ -227,8 +259,9 @@ async def run_once(
     first_item = len(session.conversation.items)
     printer: TextPrinter | StreamJsonPrinter | None = None
     gone = ReaderGone(session.stop)
+    plan_mode = session.mode == "plan"  # headless: the plan is printed, no card
     if output == "text":
-        printer = TextPrinter(out, err, quiet, gone)
+        printer = TextPrinter(out, err, quiet, gone, plan_mode)
     elif output == "stream-json":
         printer = StreamJsonPrinter(out, gone)
     # Removed when this run is said: what the caller adds to the session afterwards
@@ -270,6 +303,9 @@ async def run_once(
             else:
                 err.write(f"agent: {text}\n")
         if isinstance(printer, TextPrinter):
+            plan = session.conversation.plan
+            if plan_mode and plan is not None and result.reason is StopReason.ANSWERED:
+                printer.final_plan(plan)
             printer.close()
         data = summary(session, result, first_item)
         if isinstance(printer, StreamJsonPrinter):

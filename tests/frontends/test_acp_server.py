@@ -184,7 +184,8 @@ async def test_a_session_streams_the_answer_and_its_reasoning(fake, workspace):
 
         session = await conn.new_session(cwd=str(workspace))
         assert session.modes.current_mode_id == "ask"
-        assert [m.id for m in session.modes.available_modes] == ["ask", "auto", "read-only", "full"]
+        modes = [m.id for m in session.modes.available_modes]
+        assert modes == ["ask", "auto", "read-only", "full", "plan"]
 
         answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
         assert answer.stop_reason == "end_turn"

@@ -26,6 +26,7 @@ from agent_cli.engine.items import AssistantItem, ToolItem
 from agent_cli.engine.session import Session
 from agent_cli.errors import AgentError
 from agent_cli.frontends.interactive import Interactive, Reply
+from agent_cli.frontends.plan_text import PlanAnswer, card_due, implement
 from agent_cli.frontends.tui import themes
 from agent_cli.frontends.tui.approval_queue import ApprovalQueue
 from agent_cli.frontends.tui.assistant_view import AssistantView
@@ -33,6 +34,7 @@ from agent_cli.frontends.tui.composer import Composer
 from agent_cli.frontends.tui.feed import Batch, EventFeed
 from agent_cli.frontends.tui.history import History, history_file
 from agent_cli.frontends.tui.markdown_render import Palette, warm_up
+from agent_cli.frontends.tui.plan_view import PlanView
 from agent_cli.frontends.tui.search import find_all
 from agent_cli.frontends.tui.search_bar import SearchBar
 from agent_cli.frontends.tui.status_line import StatusLine
@@ -59,6 +61,7 @@ STYLES = (  # one beside each widget's module
     "completion_menu.tcss",
     "search_bar.tcss",
     "status_line.tcss",
+    "plan_view.tcss",
 )
 
 
@@ -84,6 +87,7 @@ class AgentApp(App[int]):
         self.transcript = Transcript(self._streamed_text, id="transcript")
         self.composer = Composer(workspace, History(history_file(workspace)))
         self.search_bar = SearchBar()
+        self.plan_view = PlanView(id="plan")
         self.status = StatusLine(reduce_motion=settings.reduce_motion)
         if settings.reduce_motion:  # Textual's own: no smooth scrolling or sliding widgets
             self.animation_level = "none"
@@ -107,6 +111,7 @@ class AgentApp(App[int]):
     def compose(self) -> ComposeResult:
         yield self.transcript
         yield self.search_bar
+        yield self.plan_view
         yield self.composer
         yield self.status
 
@@ -114,6 +119,7 @@ class AgentApp(App[int]):
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.interactive.questions.answer = self._ask
         self._show_status()
+        self.plan_view.plan = self.session.conversation.plan
         await self.transcript.show(self.session.conversation.items)
         for problem in self.theme_problems:
             self.transcript.add_reply(problem, "warn")
@@ -236,6 +242,8 @@ class AgentApp(App[int]):
         if batch.round_usage is not None:
             used = batch.round_usage
             self.status.in_context = used.input_tokens + used.output_tokens
+        if batch.plan is not None:
+            self.plan_view.plan = batch.plan
         for request in batch.approvals:
             self.approvals.add(request)
         if batch.finished is not None:
@@ -247,6 +255,27 @@ class AgentApp(App[int]):
         self._git_status()
         said = {"answered": "The answer is ready.", "stopped": "The run was stopped."}
         self._attention(said.get(reason, f"The run ended ({reason.replace('_', ' ')})."))
+        if card_due(self.session, reason):
+            self._offer_plan()
+
+    def _offer_plan(self) -> None:
+        """Plan mode ended with a plan: the card, whose answer may start the run that
+        carries it out."""
+        from agent_cli.frontends.tui.plan_card import PlanCard
+
+        plan = self.session.conversation.plan
+        if plan is None:
+            return
+
+        def answered(answer: PlanAnswer | None) -> None:
+            if answer is None or answer.choice != "implement":
+                self.transcript.add_reply("Still in plan mode: say what to change.", "info")
+                return
+            message = implement(self.session, answer)
+            self.status.mode = self.session.mode
+            self._run(message)
+
+        self.push_screen(PlanCard(plan), callback=answered)
 
     def _attention(self, message: str) -> None:
         """A bell and a toast when the person is elsewhere and wants to know (settings.notify)."""
@@ -359,6 +388,7 @@ class AgentApp(App[int]):
     async def _show_session(self) -> None:
         self._query, self._matches = "", []
         self._show_status()
+        self.plan_view.plan = self.session.conversation.plan
         await self.transcript.show(self.session.conversation.items)
 
     async def _pick_session(self) -> bool:

@@ -25,12 +25,14 @@ from agent_cli.engine.events import (
     ItemAdded,
     ItemUpdated,
     NoticeEvent,
+    PlanUpdated,
     RunFinished,
     RunStarted,
     UsageEvent,
 )
 from agent_cli.engine.items import AssistantItem, Item, NoticeItem
 from agent_cli.providers.base import Usage
+from agent_cli.tools.plan import Plan
 
 
 @dataclass
@@ -48,6 +50,7 @@ class Batch:
     error: str = ""
     usage: Usage | None = None  # the conversation's total
     round_usage: Usage | None = None  # the last round's: what its request held
+    plan: Plan | None = None  # the plan as it last changed
 
 
 class _Stream:
@@ -109,6 +112,8 @@ class EventFeed:
             added = batch.added[-1] if batch.added else None
             if not (isinstance(added, NoticeItem) and added.text == event.text):
                 batch.notices.append((event.text, event.level))
+        elif isinstance(event, PlanUpdated):
+            batch.plan = event.plan
         elif isinstance(event, UsageEvent):
             batch.usage, batch.round_usage = event.total, event.usage
         elif isinstance(event, RunStarted):
