@@ -269,7 +269,7 @@ def approval_note(item: ToolItem, kind: str) -> dict[str, str]:
 
 def trust_question(file: Path, hooks: Sequence[ProjectHook]) -> str:
     """What the person is asked about a workspace's hooks: exactly what would run."""
-    lines = [f"{file} wants to run these commands as hooks:"]
+    lines = [f"{file} wants to run these commands (as hooks, checks, language servers):"]
     lines += [f"  {entry.event}: {entry.hook.command}" for entry in hooks]
     lines.append("They run as you, with your files. Trust them in this workspace?")
     return "\n".join(lines)

@@ -16,10 +16,13 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from agent_cli.providers.base import Usage
 from agent_cli.tools.plan import STATUSES, Plan, PlanStep
+
+if TYPE_CHECKING:
+    from agent_cli.lsp.diagnostics import Diagnostic
 
 ToolState = Literal["composing", "running", "waiting", "done", "denied", "error"]
 NoticeLevel = Literal["info", "warn", "error"]
@@ -80,6 +83,8 @@ class ToolItem:
     mcp: str = ""
     rule: str = ""  # the rule (and its scope) that allowed this call, if one did
     read_only_hint: bool | None = None  # an MCP tool's own claim: shown, never trusted
+    # What language servers and check commands said of the files the call changed.
+    diagnostics: tuple[Diagnostic, ...] = ()  # a tuple: an item's fields change by assignment
     id: str = field(default_factory=new_id)
     parent: str = ""  # see UserItem.parent
 
@@ -129,6 +134,8 @@ def item_to_json(item: Item) -> dict[str, Any]:
     data = {"kind": item.kind, **vars(item)}
     if isinstance(item, AssistantItem):
         data["tool_calls"] = [vars(call).copy() for call in item.tool_calls]
+    elif isinstance(item, ToolItem):
+        data["diagnostics"] = [vars(d).copy() for d in item.diagnostics]
     return data
 
 
@@ -155,7 +162,16 @@ def item_from_json(data: dict[str, Any]) -> Item:
     values = {k: v for k, v in data.items() if k in known}
     if cls is AssistantItem:
         values["tool_calls"] = [ToolCall(**c) for c in values.get("tool_calls", [])]
+    elif cls is ToolItem:
+        values["diagnostics"] = tuple(_diagnostic(d) for d in values.get("diagnostics", ()))
     return cls(**values)
+
+
+def _diagnostic(data: dict[str, Any]) -> Diagnostic:
+    from agent_cli.lsp.diagnostics import Diagnostic  # only when there are some
+
+    known = {f.name for f in fields(Diagnostic)}
+    return Diagnostic(**{k: v for k, v in data.items() if k in known})
 
 
 @dataclass

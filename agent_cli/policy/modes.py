@@ -78,7 +78,10 @@ def capped(mode: str, cap: str) -> str:
 
 
 def offered(tools: ToolRegistry, mode: str) -> ToolRegistry:
-    """Only the tools that could be allowed: a tool that could only be refused is not offered."""
+    """Only the tools that could be allowed: a tool that could only be refused is not offered,
+    nor one not available now (the LSP tools while no language server runs)."""
+    if any(t.available is not None for t in tools):
+        tools = tools.filtered(lambda t: t.available is None or t.available())
     if not reads_only(mode):
         return tools
     # Commands stay: a read-only command may run in read-only mode.

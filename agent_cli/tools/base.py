@@ -31,8 +31,10 @@ from agent_cli.providers.base import ToolSpec
 from agent_cli.tools.environment import EnvironmentPolicy
 
 if TYPE_CHECKING:
+    from agent_cli.lsp.diagnostics import Diagnostic
     from agent_cli.sandbox.launch import Sandbox
     from agent_cli.tools.background import BackgroundShells
+    from agent_cli.tools.feedback import Feedback
 
 # What the model reads of one result; the person sees all of it.
 MODEL_RESULT_CAP = 12 * 1024
@@ -57,6 +59,8 @@ class ToolResult(NamedTuple):
     diff: str = ""
     file: str = ""
     stopped: str = ""  # for a command: what the sandbox stopped ("" if nothing)
+    # What language servers and checks said of the files it changed (tools/feedback.py).
+    diagnostics: tuple[Diagnostic, ...] = ()
 
 
 class ArgumentError(ValueError):
@@ -93,6 +97,8 @@ class ToolContext:
     unsandboxed: bool = False  # the person allowed this call to leave the sandbox
     # The session's background commands (exec_shell_command with background: true).
     shells: BackgroundShells | None = None
+    # Language servers and checks, told of reads and changes (tools/feedback.py).
+    feedback: Feedback | None = None
 
 
 class FileChange(NamedTuple):
@@ -122,6 +128,8 @@ class Tool:
     mcp: str = ""
     # For file-changing tools: computes the change without making it, same parameters.
     plan: PlanFunction | None = None
+    # Offered only while this says yes (the LSP tools: while a language server runs).
+    available: Callable[[], bool] | None = None
 
     @property
     def spec(self) -> ToolSpec:

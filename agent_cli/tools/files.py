@@ -227,6 +227,8 @@ async def read_file(
             text = await _read_through(ctx, ctx.files, path, start_line, end_line, loc)
     except ToolError as exc:
         return ToolResult(str(exc), is_error=True)
+    if ctx.feedback is not None:  # its language servers start, and learn the file
+        ctx.feedback.touch(ctx, path)
     return ToolResult(text)
 
 
@@ -297,6 +299,8 @@ def _write_change(ctx: ToolContext, real: Path, before: str | None, content: str
 
 async def plan_write_file(ctx: ToolContext, path: str, content: str) -> FileChange:
     """write_file's change, computed without writing (for the approval card)."""
+    if ctx.feedback is not None:
+        ctx.feedback.touch(ctx, path)
     if ctx.files is None:
         return await asyncio.to_thread(_plan_write, ctx, path, content)
     real = _resolve(ctx, path, write=True)
@@ -336,6 +340,8 @@ def _edit_change(
 
 async def plan_edit_file(ctx: ToolContext, path: str, edits: list[Edit]) -> FileChange:
     """edit_file's change, computed without writing (for the approval card)."""
+    if ctx.feedback is not None:
+        ctx.feedback.touch(ctx, path)
     if ctx.files is None:
         return await asyncio.to_thread(_plan_edit, ctx, path, edits)
     _require_edits(edits)
@@ -447,7 +453,8 @@ async def apply_change(
 
     The text names the effect (created/replaced, lines, bytes, the changed
     span); for edit_file's change (an `EditChange`) the diff follows, which the
-    model reads as the answer to its edit.
+    model reads as the answer to its edit. With `ctx.feedback`, what the language
+    servers and check commands then say of the file follows (tools/feedback.py).
     """
     text = change.after if after is None else after
     diff = change.diff
@@ -472,7 +479,10 @@ async def apply_change(
     summary = _summary(change, text, edited)
     if edited and diff:
         summary += "\n\n" + diff
-    return ToolResult(summary, diff=diff, file=change.relative)
+    result = ToolResult(summary, diff=diff, file=change.relative)
+    if ctx.feedback is not None:  # what the language servers and checks now say of it
+        result = (await ctx.feedback.after_edit(ctx, change, text)).added_to(result)
+    return result
 
 
 # ------------------------------------------------------------------ the write tools

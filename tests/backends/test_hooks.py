@@ -350,5 +350,5 @@ def test_the_trust_question_names_every_command(tmp_path: Path) -> None:
         ProjectHook("pre_tool_use", Hook("x")),
     ]
     question = trust_question(tmp_path / "config.toml", entries)  # type: ignore[arg-type]
-    assert "wants to run these commands as hooks" in question
+    assert "wants to run these commands (as hooks" in question
     assert "  stop: notify-send done" in question and "  pre_tool_use: x" in question
