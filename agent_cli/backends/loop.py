@@ -111,6 +111,9 @@ class LoopSettings(NamedTuple):
     workspace: Path
     max_rounds: int = DEFAULT_MAX_ROUNDS
     context_window: int = DEFAULT_CONTEXT_WINDOW
+    # The share of the window past which older items are summarised before a round (the
+    # `auto_compact` setting); None: never on its own, only by /compact.
+    auto_compact: float | None = None
 
 
 class BuiltinLoop:
@@ -160,8 +163,6 @@ class BuiltinLoop:
             await self.hooks.aclose()
         if self._extra_source is not None:
             await self._extra_source.aclose()
-        if self.context.feedback is not None and not self.scope:  # its language servers
-            await self.context.feedback.aclose()
 
     async def run(self, run: Run) -> RunResult:
         hooks = None if self.scope else self.hooks  # a sub-agent's run is part of its parent's
@@ -275,6 +276,11 @@ class BuiltinLoop:
         view = self._view(run)
         size = view.estimate(system, _size(specs))
         window = await self._window(size, view.items)
+        share = self.settings.auto_compact
+        if share is not None and not self.scope and size > share * window:
+            view = await self._make_room(run, view, lambda v: v.estimate(system, _size(specs)),
+                                         share * window)  # fmt: skip
+            size = view.estimate(system, _size(specs))
         while not fits(size, window):
             self._shorten(run, view)
             size = view.estimate(system, _size(specs))
@@ -321,9 +327,50 @@ class BuiltinLoop:
             self.settings = self.settings._replace(context_window=served)
         return self.settings.context_window
 
-    def _shorten(self, run: Run, view: ModelView) -> None:
+    async def _make_room(
+        self, run: Run, view: ModelView, size: Callable[[ModelView], int], limit: float
+    ) -> ModelView:
+        """The request passed the `auto_compact` share of the window: shorten the oldest
+        long tool results while that helps, then summarise the older items as /compact
+        does. A summary that fails leaves the conversation as it was, with a notice; the
+        round then goes on as it would have (shortening, or "no longer fits")."""
+        while size(view) > limit and self._shorten_one(run, view):
+            pass
+        cut = compaction_cut(view.items, KEEP_TURNS)
+        if size(view) <= limit or cut == 0:
+            return view
+        try:
+            summary = await self._summary(run, view, cut, "")
+        except AgentError as e:
+            self._warn(run, f"Automatic compaction failed ({e}); the conversation is unchanged.")
+            return view
+        if not summary:
+            self._warn(run, "Automatic compaction failed (the summary came back empty); the "
+                       "conversation is unchanged.")  # fmt: skip
+            return view
+        replaced = self._insert_summary(run, view.items, cut, summary)
+        run.notice(
+            f"The conversation neared the model's context window: {replaced} earlier items "
+            "were summarised automatically; they are kept but no longer sent."
+        )
+        return self._view(run)
+
+    def _shorten_one(self, run: Run, view: ModelView) -> bool:
+        """Shorten the oldest long tool result; False when none is left."""
         shortened = view.shorten_oldest()
         if shortened is None:
+            return False
+        run.update(shortened)
+        if not self._shortened_notice:
+            self._shortened_notice = True
+            run.notice(
+                "Older tool results are being shortened so the conversation fits the model's "
+                "context window; you can still read them in full."
+            )
+        return True
+
+    def _shorten(self, run: Run, view: ModelView) -> None:
+        if not self._shorten_one(run, view):
             if compaction_cut(view.items, KEEP_TURNS) == 0:  # /compact would find nothing to do
                 raise ContextFull(
                     "This message's own work no longer fits the model's context window, and "
@@ -334,13 +381,6 @@ class BuiltinLoop:
                 "The conversation no longer fits the model's context window — run /compact "
                 "(or agent run --continue --compact) to summarise it, or start a new one."
             )
-        run.update(shortened)
-        if not self._shortened_notice:
-            self._shortened_notice = True
-            run.notice(
-                "Older tool results are being shortened so the conversation fits the model's "
-                "context window; you can still read them in full."
-            )
 
     async def compact(self, run: Run, focus: str) -> RunResult:
         """Summarise the older items into one; they stay stored but are no longer sent."""
@@ -350,8 +390,18 @@ class BuiltinLoop:
         if cut == 0:
             run.notice("Nothing to compact yet: the conversation is still short.")
             return RunResult(StopReason.ANSWERED)
+        summary = await self._summary(run, view, cut, focus)
+        replaced = self._insert_summary(run, items, cut, summary)
+        run.notice(
+            f"Compacted {replaced} earlier items into a summary; they are kept but no longer sent."
+        )
+        return RunResult(StopReason.ANSWERED)
+
+    async def _summary(self, run: Run, view: ModelView, cut: int, focus: str) -> str:
+        """The model's summary of the items before `cut` (a request of its own)."""
         instruction = COMPACT_INSTRUCTION + (f"\nFocus on: {focus}" if focus else "")
         while True:
+            items = view.items
             messages = (*to_messages(items[:cut]), Message("user", instruction))
             request = Request(self.settings.model, COMPACT_SYSTEM, messages, ())
             parts: list[str] = []
@@ -362,15 +412,15 @@ class BuiltinLoop:
             except ContextTooLong:
                 self._shorten(run, view)
                 continue
-            break
+            return "".join(parts).strip()
+
+    def _insert_summary(self, run: Run, items: list[Item], cut: int, summary: str) -> int:
+        """Put the summary before the first kept item; how many items it replaces."""
         replaced = len(sent_items(items[:cut]))
         # Sub-agents' items may sit between this level's: stand before the same item in the list.
         at = next(i for i, item in enumerate(run.conversation.items) if item is items[cut])
-        run.insert(at, SummaryItem("".join(parts).strip(), replaced))
-        run.notice(
-            f"Compacted {replaced} earlier items into a summary; they are kept but no longer sent."
-        )
-        return RunResult(StopReason.ANSWERED)
+        run.insert(at, SummaryItem(summary, replaced))
+        return replaced
 
     # ---------------------------------------------------------- dispatch
 
@@ -386,7 +436,6 @@ class BuiltinLoop:
             reads = []
             await self._call(run, item)
         await self._call_all(run, reads)
-        await _round_checks(run, self.context, self.tools, items)
 
     async def _call_all(self, run: Run, items: list[ToolItem]) -> None:
         if len(items) == 1:
@@ -668,23 +717,6 @@ def _fail(run: Run, item: ToolItem, message: str) -> None:
     _finish(run, item, ToolResult(message, is_error=True), "error")
 
 
-async def _round_checks(
-    run: Run, context: ToolContext, tools: ToolRegistry, items: list[ToolItem]
-) -> None:
-    """The `{files}` checks of a round (tools/feedback.py): a failure's output joins the
-    round's last call that may have changed files."""
-    if context.feedback is None:
-        return
-    report = await context.feedback.end_round(context)
-    changed = [i for i in items if (t := tools.get(i.tool)) and t.effect is not Effect.READ]
-    if not report.text or not changed:
-        return
-    last = changed[-1]
-    last.result += report.text
-    last.diagnostics = (*last.diagnostics, *report.diagnostics)
-    run.update(last, save=True)
-
-
 def _finish(run: Run, item: ToolItem, result: ToolResult, state: str) -> None:
     text = result.text
     if len(text) > STORED_RESULT_CAP:
@@ -693,6 +725,5 @@ def _finish(run: Run, item: ToolItem, result: ToolResult, state: str) -> None:
     item.is_error = result.is_error
     item.diff = result.diff or item.diff
     item.file = result.file or item.file
-    item.diagnostics = result.diagnostics or item.diagnostics
     item.state = state  # type: ignore[assignment]
     run.update(item, save=True)

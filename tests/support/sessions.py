@@ -51,6 +51,7 @@ def make_session(
     provider: ScriptedProvider | None = None,
     hooks: Hooks | None = None,
     subagents: Subagents | None = None,
+    auto_compact: float | None = None,
 ) -> tuple[Session, ScriptedProvider, Recorder]:
     """A Session over a scripted provider (`provider`, else one replaying `turns`);
     with `subagents`, the conversation is offered the task tool."""
@@ -63,7 +64,9 @@ def make_session(
             provider=provider,
             tools=registry,
             context=ToolContext(Workspace(workspace)),
-            settings=LoopSettings("scripted-model", workspace, max_rounds, context_window),
+            settings=LoopSettings(
+                "scripted-model", workspace, max_rounds, context_window, auto_compact
+            ),
             system_prompt=lambda m: system_prompt(workspace, m),
             hooks=hooks,
             subagents=subagents,
