@@ -26,14 +26,23 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_cli import paths
 from agent_cli.errors import ConfigError
+from agent_cli.lsp.config import (
+    DEFAULT_SETTLE_TIME,
+    DEFAULT_START_TIMEOUT,
+    LspSettings,
+    read_lsp,
+)
 from agent_cli.policy.modes import MODES, MODES_TEXT
 from agent_cli.sandbox.plan import MODES as SANDBOX_MODES
 from agent_cli.sandbox.plan import SandboxConfig
 from agent_cli.tools.environment import INHERIT_CHOICES, EnvironmentPolicy
+
+if TYPE_CHECKING:
+    from agent_cli.tools.checks import Check
 
 DEFAULT_MODE = "ask"
 DEFAULT_MAX_ROUNDS = 30
@@ -107,6 +116,12 @@ _HOOK_KEYS: dict[str, type | tuple[type, ...]] = {
     "tools": list,
 }
 HOOK_EVENTS = ("user_prompt_submit", "pre_tool_use", "post_tool_use", "notification", "stop")
+# [[checks]]: commands run after an edit of a matching file (tools/checks.py).
+_CHECK_KEYS: dict[str, type | tuple[type, ...]] = {
+    "files": (str, list),
+    "command": str,
+    "timeout": (int, float),
+}
 DEFAULT_HOOK_TIMEOUT = 30.0
 DEFAULT_SUBAGENT_DEPTH = 3
 DEFAULT_SUBAGENT_ROUNDS = 50
@@ -196,6 +211,9 @@ class Settings:
     shell_environment: EnvironmentPolicy = field(default_factory=EnvironmentPolicy)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     sandbox_off_by: str = ""  # who turned the sandbox off ("--sandbox off"), if a flag did
+    lsp: LspSettings = field(default_factory=LspSettings)  # language servers (lsp/config.py)
+    checks: tuple[Check, ...] = ()  # the user's [[checks]]
+    project_checks: tuple[Check, ...] = ()  # the project's: they run after a yes, as hooks
     warnings: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -259,6 +277,9 @@ def load_settings(
         shell_environment=_environment_policy(user.environment, project.environment),
         sandbox=_sandbox_config(user.sandbox, project.sandbox, flags.sandbox),
         sandbox_off_by="--sandbox off" if flags.sandbox == "off" else "",
+        lsp=_lsp_settings(user, project),
+        checks=user.checks,
+        project_checks=project.checks,
         warnings=tuple(warnings),
         sources=sources,
     )
@@ -286,6 +307,19 @@ def _environment_policy(user: Mapping[str, Any], project: Mapping[str, Any]) -> 
         exclude=(*user.get("exclude", ()), *project.get("exclude", ())),
         include_only=tuple(user.get("include_only", ())),
         set=dict(user.get("set", {})),
+    )
+
+
+def _lsp_settings(user: _Layer, project: _Layer) -> LspSettings:
+    """The user's `lsp` settings; the project's may turn it off, change the times, and
+    add tables (used once the project file is trusted)."""
+    options = {**user.lsp, **project.lsp}
+    return LspSettings(
+        enabled=user.lsp.get("enabled", True) and project.lsp.get("enabled", True),
+        settle_time=float(options.get("settle_time", DEFAULT_SETTLE_TIME)),
+        start_timeout=float(options.get("start_timeout", DEFAULT_START_TIMEOUT)),
+        user=user.lsp_servers,
+        project=project.lsp_servers,
     )
 
 
@@ -419,6 +453,9 @@ class _Layer:
     prices: dict[str, Price] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)  # [shell_environment], checked
     sandbox: dict[str, Any] = field(default_factory=dict)  # [sandbox], checked
+    lsp: dict[str, Any] = field(default_factory=dict)  # `lsp` / [lsp] options, checked
+    lsp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)  # [lsp.NAME]
+    checks: tuple[Check, ...] = ()
     warnings: list[str] = field(default_factory=list)
 
 
@@ -454,6 +491,10 @@ def _read_config(path: Path, project: bool, env: Mapping[str, str] | None = None
             layer.environment = _read_environment(bad, value, project, layer.warnings)
         elif key == "sandbox":
             layer.sandbox = _read_sandbox(bad, value, project, layer.warnings)
+        elif key == "lsp":
+            layer.lsp, layer.lsp_servers = read_lsp(bad, value, str(path))
+        elif key == "checks":
+            layer.checks = _read_checks(bad, value, path)
         elif key == "subagents":
             bad.check(key, value, dict)
             for name, setting in value.items():
@@ -558,6 +599,33 @@ def _read_hooks(bad: _Checker, table: Any, path: Path) -> dict[str, tuple[Hook, 
             found.append(Hook(entry["command"], timeout, tools, str(path)))
         hooks[event] = tuple(found)
     return hooks
+
+
+def _read_checks(bad: _Checker, entries: Any, path: Path) -> tuple[Check, ...]:
+    """`[[checks]]`: each a table {files, command, timeout}."""
+    from agent_cli.tools.checks import DEFAULT_CHECK_TIMEOUT, Check
+
+    bad.check("checks", entries, list)
+    found = []
+    for entry in entries:
+        bad.check("checks", entry, dict)
+        for key, value in entry.items():
+            if key not in _CHECK_KEYS:
+                raise bad.error(
+                    f"checks.{key}", "is not a check setting (use files, command or timeout)"
+                )
+            bad.check(f"checks.{key}", value, _CHECK_KEYS[key])
+        files = entry.get("files")
+        globs = [files] if isinstance(files, str) else files or []
+        if not globs or not entry.get("command"):
+            raise bad.error("checks", 'needs files (a glob such as "**/*.py") and a command')
+        for glob in globs:
+            bad.check("checks.files", glob, str)
+        timeout = float(entry.get("timeout", DEFAULT_CHECK_TIMEOUT))
+        if timeout <= 0:
+            raise bad.error("checks.timeout", "must be more than 0")
+        found.append(Check(tuple(globs), entry["command"], timeout, str(path)))
+    return tuple(found)
 
 
 def _read_prices(bad: _Checker, table: Any) -> dict[str, Price]:

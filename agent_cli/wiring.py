@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from agent_cli.tools.background import BackgroundShells
     from agent_cli.tools.base import FileAccess, Tool
     from agent_cli.tools.environment import EnvironmentPolicy
+    from agent_cli.tools.feedback import Feedback
     from agent_cli.tools.mcp import McpServers
 
 
@@ -456,7 +457,8 @@ def builtin_backend(
 
             if mcp_config.is_trusted(workspace, project_file):
                 return True
-            if ask_trust is None or not await ask_trust(project_file, entries):
+            asked = [*entries, *_feedback_programs(settings)]  # all the file would run
+            if ask_trust is None or not await ask_trust(project_file, asked):
                 return False
             mcp_config.trust(workspace, project_file)
             return True
@@ -468,6 +470,9 @@ def builtin_backend(
             trust_hooks,
             env_policy=settings.shell_environment,
         )
+    feedback = feedback_of(settings, workspace, ask_trust)
+    if feedback is not None:  # the shell tool watched for changed files; the LSP tools
+        tools = feedback.equip(tools)
     return BuiltinLoop(
         provider=provider,
         tools=tools,
@@ -477,6 +482,7 @@ def builtin_backend(
             env_policy=settings.shell_environment,
             sandbox=sandbox_of(settings),
             shells=shells,
+            feedback=feedback,
         ),
         settings=LoopSettings(
             model.id, workspace, settings.max_rounds, window, settings.auto_compact
@@ -492,6 +498,55 @@ def builtin_backend(
         subagents=subagents,
         served_window=served_window,
     )
+
+
+def feedback_of(settings: Settings, workspace: Path, ask_trust: AskTrust | None) -> Feedback | None:
+    """Language servers and check commands, told of every edit (None when there are none).
+
+    The workspace's own checks and `[lsp.NAME]` servers run once the person trusted its
+    config file: the same yes as for its hooks, asked listing all that the file runs.
+    """
+    import os
+
+    from agent_cli.tools.feedback import Feedback
+
+    if not (settings.lsp.enabled or settings.checks or settings.project_checks):
+        return None
+    project_file = paths.project_config_file(workspace)
+
+    async def trust() -> bool:
+        from agent_cli import mcp_config
+        from agent_cli.backends.hooks import ProjectHook
+
+        if mcp_config.is_trusted(workspace, project_file):
+            return True
+        hooks = [ProjectHook(e, h) for e, found in settings.project_hooks.items() for h in found]
+        asked = [*hooks, *_feedback_programs(settings)]
+        if ask_trust is None or not await ask_trust(project_file, asked):
+            return False
+        mcp_config.trust(workspace, project_file)
+        return True
+
+    feedback = Feedback(
+        workspace,
+        settings.lsp,
+        settings.checks,
+        settings.project_checks,
+        trust,
+        sandbox_of(settings),
+        settings.shell_environment.apply(os.environ),  # no secrets, as for commands
+    )
+    return feedback if feedback.watches else None
+
+
+def _feedback_programs(settings: Settings) -> list:
+    """The project's checks and language servers, as its hooks are listed when it asks."""
+    from agent_cli.backends.hooks import ProjectHook
+    from agent_cli.settings import Hook
+
+    checks = [(f"check on {', '.join(c.files)}", c.command) for c in settings.project_checks]
+    programs = [*checks, *settings.lsp.project_programs()]
+    return [ProjectHook(what, Hook(command)) for what, command in programs]
 
 
 def sandbox_of(settings: Settings) -> Sandbox:

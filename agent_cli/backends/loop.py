@@ -163,6 +163,8 @@ class BuiltinLoop:
             await self.hooks.aclose()
         if self._extra_source is not None:
             await self._extra_source.aclose()
+        if self.context.feedback is not None and not self.scope:  # its language servers
+            await self.context.feedback.aclose()
 
     async def run(self, run: Run) -> RunResult:
         hooks = None if self.scope else self.hooks  # a sub-agent's run is part of its parent's
@@ -436,6 +438,7 @@ class BuiltinLoop:
             reads = []
             await self._call(run, item)
         await self._call_all(run, reads)
+        await _round_checks(run, self.context, self.tools, items)
 
     async def _call_all(self, run: Run, items: list[ToolItem]) -> None:
         if len(items) == 1:
@@ -717,6 +720,23 @@ def _fail(run: Run, item: ToolItem, message: str) -> None:
     _finish(run, item, ToolResult(message, is_error=True), "error")
 
 
+async def _round_checks(
+    run: Run, context: ToolContext, tools: ToolRegistry, items: list[ToolItem]
+) -> None:
+    """The `{files}` checks of a round (tools/feedback.py): a failure's output joins the
+    round's last call that may have changed files."""
+    if context.feedback is None:
+        return
+    report = await context.feedback.end_round(context)
+    changed = [i for i in items if (t := tools.get(i.tool)) and t.effect is not Effect.READ]
+    if not report.text or not changed:
+        return
+    last = changed[-1]
+    last.result += report.text
+    last.diagnostics = (*last.diagnostics, *report.diagnostics)
+    run.update(last, save=True)
+
+
 def _finish(run: Run, item: ToolItem, result: ToolResult, state: str) -> None:
     text = result.text
     if len(text) > STORED_RESULT_CAP:
@@ -725,5 +745,6 @@ def _finish(run: Run, item: ToolItem, result: ToolResult, state: str) -> None:
     item.is_error = result.is_error
     item.diff = result.diff or item.diff
     item.file = result.file or item.file
+    item.diagnostics = result.diagnostics or item.diagnostics
     item.state = state  # type: ignore[assignment]
     run.update(item, save=True)
