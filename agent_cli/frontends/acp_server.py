@@ -223,7 +223,7 @@ class AcpServer:
     async def cancel(self, session_id: str, **_: Any) -> None:
         served = self._served.get(session_id)
         if served is not None:
-            served.session.stop()
+            served.cancel()
 
     async def aclose(self) -> None:
         """End every session: runs stopped, conversations saved, providers closed."""
@@ -269,9 +269,17 @@ class Served:
         self._nested: set[str] = set()  # sub-agents' answers: shown as thoughts
         self._asking: set[asyncio.Task[None]] = set()
         self._unsubscribe = self.session.events.subscribe(self._on_event)
+        # A prompt that comes while one runs waits its turn (asyncio's lock is first come,
+        # first served); a cancel ends the running one and every one waiting then.
+        self._turn = asyncio.Lock()
+        self._cancels = 0
 
     async def prompt(self, text: str) -> PromptResponse:
-        result = await self.session.send(text)
+        cancels = self._cancels
+        async with self._turn:
+            if self._cancels != cancels:  # cancelled while it waited: it never runs
+                return PromptResponse(stop_reason="cancelled")
+            result = await self.session.send(text)
         await self.outbox.flushed()  # every update of the turn before its answer
         if result.reason is StopReason.ERROR:
             raise RequestError(INTERNAL_ERROR, result.error or "The run failed.")
@@ -286,6 +294,11 @@ class Served:
         if conversation.plan is not None:
             self.outbox.put(plan_update(conversation.plan))
         await self.outbox.flushed()
+
+    def cancel(self) -> None:
+        """session/cancel: the running prompt stops, the waiting ones end unrun."""
+        self._cancels += 1
+        self.session.stop()
 
     async def aclose(self) -> None:
         for task in list(self._asking):
