@@ -42,6 +42,7 @@ __all__ = [
     "Scripted",
     "chunk",
     "frames",
+    "held",
     "http_error",
     "json_body",
     "long_text",
@@ -57,6 +58,7 @@ POLL_SECONDS = 0.01  # how often the accept loop checks for stop(); bounds stop(
 IDLE_SECONDS = 30.0  # a connection idle this long is closed (a safety net for stray clients)
 ARGUMENT_PIECES = 4  # fragments per tool call's arguments
 LONG_TEXT_PIECE = "0123456789abcdef" * 64  # one delta of `long_text`: 1 KiB, easy to check
+HOLD_LIMIT = 120.0  # seconds a `held` answer waits for its gate at most (a test that failed)
 CERTIFICATE_DAYS = 2  # a test certificate needs to outlive only the test
 EMPTY_QUEUE_MESSAGE = "fake server: no scripted response left"
 COMPLETION_ID = "chatcmpl-fake"
@@ -167,6 +169,20 @@ def long_text(size: int, *, usage: tuple[int, int] | None = (10, 5)) -> Scripted
 
     opening = frames(chunk({"role": "assistant", "content": ""}), done=False)
     return Scripted(opening, more=pieces)
+
+
+def held(scripted: Scripted, gate: threading.Event, *, shown: int = 2) -> Scripted:
+    """`scripted` (a streamed answer) sent up to its `shown`-th SSE event, then held until
+    the test sets `gate`, then the rest: "while the answer streams" as a fact, not a race.
+    A gate never set lets the answer go on after `HOLD_LIMIT` (the test has failed)."""
+    events = [event + b"\n\n" for event in scripted.body.split(b"\n\n") if event]
+    first, rest = b"".join(events[:shown]), b"".join(events[shown:])
+
+    def after_the_gate() -> Iterator[bytes]:
+        gate.wait(HOLD_LIMIT)
+        yield rest
+
+    return scripted.replace(body=first, more=after_the_gate)
 
 
 def http_error(

@@ -5,6 +5,11 @@ asks for a flush, and `_show_news` applies what happened at most every
 `FLUSH_SECONDS` (~30 frames a second), in one batched update. Everything a
 slash command does lives in `Interactive`; the app only carries out the
 reply's action (quit, clear, a new session, a theme).
+
+While a run goes the input stays live: Enter steers (the run reads the message
+at its next round), Tab queues (a run of its own after this one); what waits is
+shown above the input, Up takes the last one back to edit, Escape drops it, and
+what a stop gives back unsent returns to the input.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from agent_cli.frontends.tui.composer import Composer
 from agent_cli.frontends.tui.feed import Batch, EventFeed
 from agent_cli.frontends.tui.history import History, history_file
 from agent_cli.frontends.tui.markdown_render import Palette, warm_up
+from agent_cli.frontends.tui.pending_view import PendingView
 from agent_cli.frontends.tui.plan_view import PlanView
 from agent_cli.frontends.tui.search import find_all
 from agent_cli.frontends.tui.search_bar import SearchBar
@@ -62,6 +68,7 @@ STYLES = (  # one beside each widget's module
     "search_bar.tcss",
     "status_line.tcss",
     "plan_view.tcss",
+    "pending_view.tcss",
 )
 
 
@@ -85,9 +92,15 @@ class AgentApp(App[int]):
         workspace = interactive.workspace
         self.feed = EventFeed(self._wake)
         self.transcript = Transcript(self._streamed_text, id="transcript")
-        self.composer = Composer(workspace, History(history_file(workspace)))
+        self.composer = Composer(
+            workspace,
+            History(history_file(workspace)),
+            recall=self._recall_pending,
+            drop=self._drop_pending,
+        )
         self.search_bar = SearchBar()
         self.plan_view = PlanView(id="plan")
+        self.pending_view = PendingView(id="pending")
         self.status = StatusLine(reduce_motion=settings.reduce_motion)
         if settings.reduce_motion:  # Textual's own: no smooth scrolling or sliding widgets
             self.animation_level = "none"
@@ -112,6 +125,7 @@ class AgentApp(App[int]):
         yield self.transcript
         yield self.search_bar
         yield self.plan_view
+        yield self.pending_view
         yield self.composer
         yield self.status
 
@@ -244,6 +258,10 @@ class AgentApp(App[int]):
             self.status.in_context = used.input_tokens + used.output_tokens
         if batch.plan is not None:
             self.plan_view.plan = batch.plan
+        if batch.pending is not None:
+            self.pending_view.messages = batch.pending
+        if batch.returned:
+            self.composer.put_back(batch.returned)
         for request in batch.approvals:
             self.approvals.add(request)
         if batch.finished is not None:
@@ -346,12 +364,35 @@ class AgentApp(App[int]):
             self.composer.sent(text)
             self._command(text)
         elif self.session.running:
-            self.transcript.add_reply(
-                "A run is going on — wait for it, or stop it with Ctrl+C.", "warn"
-            )
+            try:
+                if event.queue:
+                    self.session.queue(text)
+                else:
+                    self.session.steer(text)
+            except AgentError as e:
+                self.transcript.add_reply(str(e), "warn")
+                return
+            self.composer.sent(text)
+            self.pending_view.messages = self.session.pending.messages  # now, not next frame
         else:
             self.composer.sent(text)
             self._run(text)
+
+    def _recall_pending(self) -> str | None:
+        """Up in an empty input: the last waiting message leaves the list, to be edited."""
+        waiting = self.session.pending.messages
+        if not waiting or self.session.pending.drop(waiting[-1].id) is None:
+            return None
+        self.pending_view.messages = self.session.pending.messages
+        return waiting[-1].text
+
+    def _drop_pending(self) -> bool:
+        """Escape in an empty input: the last waiting message is dropped."""
+        waiting = self.session.pending.messages
+        if not waiting or self.session.pending.drop(waiting[-1].id) is None:
+            return False
+        self.pending_view.messages = self.session.pending.messages
+        return True
 
     @work(group="run")
     async def _run(self, text: str) -> None:
@@ -389,6 +430,7 @@ class AgentApp(App[int]):
         self._query, self._matches = "", []
         self._show_status()
         self.plan_view.plan = self.session.conversation.plan
+        self.pending_view.messages = self.session.pending.messages
         await self.transcript.show(self.session.conversation.items)
 
     async def _pick_session(self) -> bool:

@@ -1,8 +1,14 @@
-"""The input area: the text box, its completion menu and its history, working together."""
+"""The input area: the text box, its completion menu and its history, working together.
+
+While a run goes, the messages waiting to be sent are the app's (the session's);
+the composer asks for them back through `recall` (Up in an empty input: the last
+one, to edit) and `drop` (Escape in an empty input: the last one, gone).
+"""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,15 +30,30 @@ from agent_cli.frontends.tui.history import History
 from agent_cli.frontends.tui.prompt_input import PromptInput
 
 
+def _nothing() -> None:
+    return None
+
+
 class Composer(Vertical):
-    """Posts `Send` with the text on Enter; the app calls `sent` if it took it."""
+    """Posts `Send` with the text on Enter (`queue`: on Tab); the app calls `sent` if it
+    took it."""
 
     @dataclass
     class Send(Message):
         text: str
+        queue: bool = False  # Tab: after the run, not into it
 
-    def __init__(self, workspace: Path, history: History) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        history: History,
+        *,
+        recall: Callable[[], str | None] = _nothing,
+        drop: Callable[[], object] = _nothing,
+    ) -> None:
         super().__init__()
+        self.recall = recall
+        self.drop = drop
         self.workspace = workspace
         self.history = history
         self.menu = CompletionMenu()
@@ -61,6 +82,10 @@ class Composer(Vertical):
     @on(PromptInput.HistoryWalk)
     def _walk(self, event: PromptInput.HistoryWalk) -> None:
         event.stop()
+        if event.step < 0 and not self.input.text and (waiting := self.recall()) is not None:
+            self._recalled = waiting  # a message waiting to be sent, back to edit
+            self.input.set_text(waiting)
+            return
         entry = self.history.previous(self.input.text) if event.step < 0 else self.history.next()
         if entry is not None:
             self._recalled = entry  # no completion menu over a recalled message
@@ -71,6 +96,21 @@ class Composer(Vertical):
         event.stop()
         if event.text.strip():
             self.post_message(self.Send(event.text.strip()))
+
+    @on(PromptInput.Queued)
+    def _queued(self, event: PromptInput.Queued) -> None:
+        event.stop()
+        self.post_message(self.Send(event.text.strip(), queue=True))
+
+    @on(PromptInput.EmptyEscape)
+    def _escaped(self, event: PromptInput.EmptyEscape) -> None:
+        event.stop()
+        self.drop()
+
+    def put_back(self, texts: list[str]) -> None:
+        """Messages a stop gave back unsent: into the input, after what is there."""
+        current = self.input.text.rstrip()
+        self.input.set_text("\n".join([current, *texts] if current else texts))
 
     # -- completion ----------------------------------------------------------------
 

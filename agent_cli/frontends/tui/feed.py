@@ -31,6 +31,7 @@ from agent_cli.engine.events import (
     UsageEvent,
 )
 from agent_cli.engine.items import AssistantItem, Item, NoticeItem
+from agent_cli.engine.pending import PendingChanged, PendingMessage
 from agent_cli.providers.base import Usage
 from agent_cli.tools.plan import Plan
 
@@ -51,6 +52,8 @@ class Batch:
     usage: Usage | None = None  # the conversation's total
     round_usage: Usage | None = None  # the last round's: what its request held
     plan: Plan | None = None  # the plan as it last changed
+    pending: tuple[PendingMessage, ...] | None = None  # what waits, as it last changed
+    returned: list[str] = field(default_factory=list)  # messages a stop gave back unsent
 
 
 class _Stream:
@@ -114,6 +117,9 @@ class EventFeed:
                 batch.notices.append((event.text, event.level))
         elif isinstance(event, PlanUpdated):
             batch.plan = event.plan
+        elif isinstance(event, PendingChanged):
+            batch.pending = event.pending
+            batch.returned.extend(event.returned)
         elif isinstance(event, UsageEvent):
             batch.usage, batch.round_usage = event.total, event.usage
         elif isinstance(event, RunStarted):

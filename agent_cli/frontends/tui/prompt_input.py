@@ -1,8 +1,9 @@
-"""The multi-line input: Enter sends, Shift+Enter or Ctrl+J adds a line.
+"""The multi-line input: Enter sends, Tab queues, Shift+Enter or Ctrl+J adds a line.
 
-Up on the first line and Down on the last walk the history; while the
-completion menu is open, Up/Down/Tab/Enter/Escape drive the menu instead.
-The input only reports these keys as messages; `Composer` acts on them.
+Up on the first line and Down on the last walk the history; Escape in an
+empty input reports itself (it drops the last message waiting to be sent);
+while the completion menu is open, Up/Down/Tab/Enter/Escape drive the menu
+instead. The input only reports these keys as messages; `Composer` acts on them.
 """
 
 from __future__ import annotations
@@ -25,6 +26,15 @@ class PromptInput(TextArea):
         text: str
 
     @dataclass
+    class Queued(Message):
+        """Tab with text: send it after the run (or now, when none goes on)."""
+
+        text: str
+
+    class EmptyEscape(Message):
+        """Escape in an empty input (the key still does what it does anywhere else)."""
+
+    @dataclass
     class HistoryWalk(Message):
         step: int  # -1 older, +1 newer
 
@@ -44,6 +54,8 @@ class PromptInput(TextArea):
         self.completing = False  # the Composer sets this while its menu is open
 
     async def _on_key(self, event: events.Key) -> None:
+        if event.key == "escape" and not self.completing and not self.text:
+            self.post_message(self.EmptyEscape())
         message = self._message_for(event.key)
         if message is None:
             await super()._on_key(event)
@@ -61,6 +73,8 @@ class PromptInput(TextArea):
             return self.MenuKey(MENU_KEYS[key])
         if key == "enter":
             return self.Submitted(self.text)
+        if key == "tab" and self.text.strip():
+            return self.Queued(self.text)
         if key in NEWLINE_KEYS:
             return "\n"
         row = self.cursor_location[0]
