@@ -18,7 +18,7 @@ _agent_commands() {
 _agent_options() {
     case "$1" in
         "") echo "--version -V --plain --continue -c --resume --model --provider --mode --sandbox --no-save --agent --debug --cwd --help -h" ;;
-        "run") echo "--model --provider --mode --yes -y --output -o --max-rounds --continue -c --resume --no-save --quiet -q --compact --debug --agent --cwd --sandbox --help -h" ;;
+        "run") echo "--model --provider --mode --yes -y --output -o --input-format --max-rounds --continue -c --resume --no-save --quiet -q --compact --debug --agent --cwd --sandbox --help -h" ;;
         "undo") echo "--conversation --debug --cwd --help -h" ;;
         "mcp") echo "--help -h" ;;
         "mcp list") echo "--debug --cwd --help -h" ;;
@@ -62,7 +62,7 @@ _agent_options() {
 _agent_value_options() {
     case "$1" in
         "") echo "--resume --model --provider --mode --sandbox --agent --cwd" ;;
-        "run") echo "--model --provider --mode --output -o --max-rounds --resume --agent --cwd --sandbox" ;;
+        "run") echo "--model --provider --mode --output -o --input-format --max-rounds --resume --agent --cwd --sandbox" ;;
         "undo") echo "--conversation --cwd" ;;
         "mcp") echo "" ;;
         "mcp list") echo "--cwd" ;;
@@ -110,6 +110,7 @@ _agent_values() {
         " --cwd") echo "@folder" ;;
         "run --mode") echo "ask auto read-only full plan" ;;
         "run --output"|"run -o") echo "text json stream-json" ;;
+        "run --input-format") echo "text stream-json" ;;
         "run --cwd") echo "@folder" ;;
         "run --sandbox") echo "auto bwrap landlock off" ;;
         "undo --cwd") echo "@folder" ;;

@@ -27,7 +27,7 @@ function __agent_value_options --argument-names path
         case ''
             printf '%s\n' --resume --model --provider --mode --sandbox --agent --cwd
         case 'run'
-            printf '%s\n' --model --provider --mode --output -o --max-rounds --resume --agent --cwd --sandbox
+            printf '%s\n' --model --provider --mode --output -o --input-format --max-rounds --resume --agent --cwd --sandbox
         case 'undo'
             printf '%s\n' --conversation --cwd
         case 'mcp list'
@@ -135,6 +135,7 @@ complete -c agent -n '__agent_at \'run\'' -l provider -x -d 'The provider (a con
 complete -c agent -n '__agent_at \'run\'' -l mode -x -a 'ask auto read-only full plan' -d 'ask, auto, read-only, full or plan. Default: ask on a terminal, else read-only. plan: reads, then prints the plan.'
 complete -c agent -n '__agent_at \'run\'' -l yes -s y -d 'Allow every change (mode full).'
 complete -c agent -n '__agent_at \'run\'' -l output -s o -x -a 'text json stream-json' -d 'text, json or stream-json.'
+complete -c agent -n '__agent_at \'run\'' -l input-format -x -a 'text stream-json' -d 'text, or stream-json: messages as JSON lines on stdin ({"type": "user", "text": "..."}), each steered into the run going on; with --output stream-json.'
 complete -c agent -n '__agent_at \'run\'' -l max-rounds -x -d 'Round limit for this message (default 30).'
 complete -c agent -n '__agent_at \'run\'' -l continue -s c -d 'Go on with the last conversation here.'
 complete -c agent -n '__agent_at \'run\'' -l resume -x -d 'Go on with conversation ID.'

@@ -35,6 +35,11 @@ class Output(StrEnum):
     stream_json = "stream-json"
 
 
+class InputFormat(StrEnum):
+    text = "text"
+    stream_json = "stream-json"
+
+
 def register(app: typer.Typer) -> None:
     app.command(
         "run",
@@ -64,6 +69,14 @@ def run(
     output: Annotated[Output, typer.Option("--output", "-o", help="text, json or stream-json.")] = (
         Output.text
     ),
+    input_format: Annotated[
+        InputFormat,
+        typer.Option(
+            "--input-format",
+            help='text, or stream-json: messages as JSON lines on stdin ({"type": "user", '
+            '"text": "..."}), each steered into the run going on; with --output stream-json.',
+        ),
+    ] = InputFormat.text,
     max_rounds: Annotated[
         int | None, typer.Option(min=1, help="Round limit for this message (default 30).")
     ] = None,
@@ -101,8 +114,13 @@ def run(
             start_debug_log()
         if continue_last and resume is not None:
             raise UsageError("Give --continue or --resume ID, not both.")
+        streamed = input_format is InputFormat.stream_json
+        if streamed and output is not Output.stream_json:
+            raise UsageError("--input-format stream-json goes with --output stream-json.")
+        if streamed and (sys.stdin is None or sys.stdin.isatty()):
+            raise UsageError("--input-format stream-json reads JSON lines from a pipe on stdin.")
         options = RunOptions(
-            prompt=read_prompt(prompt, optional=compact),
+            prompt=(prompt or "") if streamed else read_prompt(prompt, optional=compact),
             mode="full" if yes else mode.value if mode else None,
             output=output.value,
             quiet=quiet,
@@ -117,6 +135,7 @@ def run(
             ),
             cwd=cwd,
             agent=agent,
+            streamed=streamed,
         )
         return _run(options)
 
@@ -184,6 +203,7 @@ class RunOptions:
     flags: Flags
     cwd: Path | None
     agent: str | None = None
+    streamed: bool = False  # --input-format stream-json
 
 
 def _run(options: RunOptions) -> int:
@@ -197,7 +217,7 @@ def _run(options: RunOptions) -> int:
     settings = load_settings(workspace, replace(options.flags, mode=options.mode))
     for warning in settings.warnings:
         print(f"agent: {warning}", file=sys.stderr)
-    terminal = sys.stdin is not None and sys.stdin.isatty()
+    terminal = sys.stdin is not None and sys.stdin.isatty() and not options.streamed
     run_mode = settings.mode or ("ask" if terminal else "read-only")
     if options.agent is not None:
         wiring.check_agent(settings, options.agent)
@@ -223,8 +243,22 @@ def _run(options: RunOptions) -> int:
                 from agent_cli.frontends.inline_approval import InlineApprover
 
                 approver = InlineApprover(session.set_mode, session.stop)
+            messages = None
+            if options.streamed:
+                from agent_cli.frontends.stream_input import stdin_messages
+
+                def said(text: str) -> None:
+                    print(f"agent: {text}", file=sys.stderr, flush=True)
+
+                messages = stdin_messages(sys.stdin.buffer, said)
             return await run_once(
-                session, options.prompt, options.output, options.quiet, approver, options.compact
+                session,
+                options.prompt,
+                options.output,
+                options.quiet,
+                approver,
+                options.compact,
+                messages,
             )
         finally:
             await route.aclose()

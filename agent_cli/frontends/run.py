@@ -13,7 +13,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TextIO
 
 from agent_cli.engine.approval import Decision
@@ -36,6 +36,7 @@ from agent_cli.engine.items import (
     plan_to_json,
 )
 from agent_cli.engine.session import Session
+from agent_cli.errors import UsageError
 from agent_cli.frontends.plan_text import SYMBOLS, checklist, progress
 from agent_cli.tools.plan import Plan
 
@@ -253,8 +254,12 @@ async def run_once(
     quiet: bool,
     approver: Approver | None,
     compact: bool = False,
+    messages: AsyncIterator[str] | None = None,
 ) -> int:
-    """Run one message (after compacting, if asked); print per `output`; return the exit code."""
+    """Run one message (after compacting, if asked); print per `output`; return the exit code.
+
+    `messages`: more of them as they come (`--input-format stream-json`), each steered
+    into the run going on or sent when it has ended; the end is when they end."""
     out, err = sys.stdout, sys.stderr
     first_item = len(session.conversation.items)
     printer: TextPrinter | StreamJsonPrinter | None = None
@@ -279,7 +284,13 @@ async def run_once(
     loop.add_signal_handler(signal.SIGINT, interrupts)
     try:
         result = await session.compact() if compact else None
-        if prompt and (result is None or result.reason is StopReason.ANSWERED):
+        if messages is not None:
+            from agent_cli.frontends.stream_input import converse
+
+            result = await converse(session, prompt, messages) or result
+            if result is None:
+                raise UsageError("stdin ended before its first message — nothing was run.")
+        elif prompt and (result is None or result.reason is StopReason.ANSWERED):
             result = await session.send(prompt)
         assert result is not None, "a prompt or a compaction is required"
     finally:
