@@ -41,10 +41,6 @@ class FileMark(NamedTuple):
         return cls(stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 
-class LogChanged(Exception):
-    """The log is not as this process left it (another process wrote or removed it)."""
-
-
 def item_record(item: Item, at: int) -> bytes:
     text = json.dumps(item_to_json(item), ensure_ascii=False, separators=SEPARATORS)
     return f'{{"at":{at},"item":{text}}}\n'.encode()
@@ -124,20 +120,20 @@ def last_header(path: Path) -> dict[str, Any]:
             size *= 8  # a save of a long item: its header is further back
 
 
-def append(path: Path, data: bytes, expected: FileMark) -> FileMark:
-    """Append one save's records and flush them to disk.
+def append(path: Path, data: bytes, expected: FileMark) -> FileMark | None:
+    """Append one save's records and flush them to disk; the file as it is then.
 
     On failure (a full disk) the file is cut back to where it was, so what is
-    appended next never follows a torn line. Raises LogChanged when the file is
-    not as `expected` (nothing is written then).
+    appended next never follows a torn line. None, and nothing written, when the
+    file is not as `expected`: another process wrote or removed it.
     """
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-    except FileNotFoundError as e:
-        raise LogChanged from e
+    except FileNotFoundError:
+        return None
     try:
         if FileMark.of(os.fstat(fd)) != expected:
-            raise LogChanged
+            return None
         try:
             view = memoryview(data)
             while view:  # a write may be short (a file-size limit): go on until it fails

@@ -32,7 +32,6 @@ from typing import Any, NamedTuple
 from agent_cli.engine.conversation_log import (
     FileMark,
     Fingerprint,
-    LogChanged,
     append,
     fingerprint,
     header_record,
@@ -138,13 +137,12 @@ class Store:
         data = b"".join(records)
         if written.mark.size + len(data) > COMPACT_RATIO * live:
             return False
-        try:
-            mark = append(self.path(conversation.id), data, written.mark)
-        except LogChanged:
+        now = append(self.path(conversation.id), data, written.mark)
+        if now is None:
             return False  # another process wrote it since: rewritten, the last writer wins
         written.items.update(fresh)
         written.mark, written.count, written.live, written.header = (
-            mark, len(items), live, len(header)
+            now, len(items), live, len(header)
         )  # fmt: skip
         return True
 
