@@ -49,6 +49,11 @@ EXPECTED_ROWS = {
         "start -> first request vs python -c pass",
         "start -> first request, minus python -c pass",
     ),
+    "bench_typing.py": (
+        "key -> screen while 20,000 deltas stream, worst of 50",
+        "key -> screen while 20,000 deltas stream, median of 50",
+        "presses made while the answer streamed",
+    ),
     "bench_stream.py": (
         "whole process, 20,000 deltas",
         "startup: the same answer in 1 delta",

@@ -52,6 +52,7 @@ FLUSH_SECONDS = 1 / 30  # the most often streamed text reaches the screen
 FLOOD_FLUSH_SECONDS = 1 / 16  # the same, while text floods in (see FLOOD_CHARS)
 FLOOD_CHARS = 800  # characters in one flush: 24,000 a second, far past any model's pace
 QUIT_SECONDS = 2.0  # a second Ctrl+C within this quits
+TYPED_SECONDS = 0.1  # a key this recent is shown before the stream's next news
 SEVERITY = {"info": "information", "warn": "warning", "error": "error"}
 STYLES = (  # one beside each widget's module
     "app.tcss",
@@ -111,6 +112,7 @@ class AgentApp(App[int]):
         self._last_flush = 0.0
         self._chars_seen = 0
         self._flooding = False
+        self._typed_first = False  # the news waits for a key's frame (at most one frame)
         self._interrupted = 0.0
         self._query = ""
         self._matches: list[int] = []
@@ -216,6 +218,13 @@ class AgentApp(App[int]):
     def _show_news(self) -> None:
         # Not `_flush`: Textual's App._flush is what a captured print's flush() calls.
         self._flush_timer = None
+        if not self._typed_first and self.composer.input.typed_within(TYPED_SECONDS):
+            # A key was just pressed: its frame (the input alone, cheap) goes first; the
+            # stream's news (a layout of the transcript, dear) in the frame after it.
+            self._typed_first = True
+            self.call_after_refresh(self._show_news)
+            return
+        self._typed_first = False
         self._last_flush = time.monotonic()
         feed = self.feed
         self._flooding = feed.chars - self._chars_seen >= FLOOD_CHARS

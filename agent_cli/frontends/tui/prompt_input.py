@@ -8,6 +8,7 @@ instead. The input only reports these keys as messages; `Composer` acts on them.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from textual import events
@@ -52,8 +53,14 @@ class PromptInput(TextArea):
             highlight_cursor_line=False,
         )
         self.completing = False  # the Composer sets this while its menu is open
+        self._key_time = 0.0  # when the last key came (monotonic)
+
+    def typed_within(self, seconds: float) -> bool:
+        """Whether a key came in the last `seconds` (the app shows it before other news)."""
+        return time.monotonic() - self._key_time < seconds
 
     async def _on_key(self, event: events.Key) -> None:
+        self._key_time = time.monotonic()
         if event.key == "escape" and not self.completing and not self.text:
             self.post_message(self.EmptyEscape())
         message = self._message_for(event.key)
