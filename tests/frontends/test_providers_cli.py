@@ -24,7 +24,7 @@ from agent_cli import paths
 from agent_cli.providers import local_hints
 from agent_cli.settings import ProviderSettings
 from tests.support.cli import TIMEOUT, agent, agent_process, err, out, saved
-from tests.support.fake_openai import FakeOpenAI, http_error, json_body, text
+from tests.support.fake_openai import FakeOpenAI, held, http_error, json_body, text
 
 KEY = "sk-LEAKCHECK-7f3a9c2e5b1d"
 
@@ -151,8 +151,9 @@ def test_a_stored_key_never_leaks(workspace):
             "--model", "m1", "--key-stdin", stdin=KEY,
         )  # fmt: skip
         assert added.returncode == 0, err(added)
-        # A slow answer, so the process listing can be read while the run is going on.
-        fake.add(text("All good here.", chunks=8).replace(split=40, delay=0.15))
+        # The answer waits for the test: the process listing is read while the run goes on.
+        answer = threading.Event()
+        fake.add(held(text("All good here.", chunks=8), answer, shown=0))
         environment = {**os.environ}
         run = subprocess.Popen(
             [sys.executable, "-m", "agent_cli", "run", "--debug", "--provider", "fake", "hi"],
@@ -173,6 +174,7 @@ def test_a_stored_key_never_leaks(workspace):
         listings.append(
             subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
         )
+        answer.set()
         stdout, stderr = run.communicate(timeout=TIMEOUT)
         assert run.returncode == 0, stderr.decode()
         assert "All good here." in stdout.decode()

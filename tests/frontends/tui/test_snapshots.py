@@ -12,6 +12,7 @@ from agent_cli.frontends.interactive import Interactive
 from agent_cli.frontends.tui.app import AgentApp
 from agent_cli.settings import load_settings
 from tests.support.sessions import make_session
+from tests.support.waiting import eventually
 
 ANSWER = """\
 The greeting comes from `greet()` in **src/app.py**:
@@ -66,6 +67,9 @@ async def steady_cursor(pilot) -> None:
     await pilot.pause()
     focused = pilot.app.focused
     if focused is not None and hasattr(focused, "cursor_blink"):
+        # Not before the widget has handled its Focus event: turning the blink off while
+        # it thinks it has no focus hides the cursor for good.
+        await eventually(lambda: focused.has_focus, "the input to take the focus")
         focused.cursor_blink = False
     await pilot.pause()
 
