@@ -17,24 +17,26 @@ def temporary_prefix(path: Path) -> str:
     return f".{path.name}.{os.getpid()}."
 
 
-def write_atomically(path: Path, data: bytes, sync_folder: bool = True) -> None:
-    """Write `data` to a temporary file beside `path`, flush it to disk, rename it over."""
+def write_atomically(path: Path, data: bytes, sync_folder: bool = True) -> os.stat_result:
+    """Write `data` to a temporary file beside `path`, flush it to disk, rename it over;
+    the written file's status (its inode survives the rename)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temporary_prefix(path), suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+            stat = os.fstat(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    if not sync_folder:
-        return
-    # The rename is durable only once the folder's entry is on disk too.
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    if sync_folder:
+        # The rename is durable only once the folder's entry is on disk too.
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    return stat

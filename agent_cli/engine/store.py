@@ -22,13 +22,13 @@ import builtins
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agent_cli.durable import TEMP_SUFFIX, write_atomically
 from agent_cli.engine.conversation_log import (
     FileMark,
     Fingerprint,
@@ -44,7 +44,6 @@ from agent_cli.errors import NoSuchConversation, StoreError
 
 SUFFIX = ".jsonl"
 WHOLE_SUFFIX = ".json"  # a conversation stored whole, before the log
-TEMP_SUFFIX = ".tmp"
 COMPACT_RATIO = 2  # a log is rewritten once it holds this many times what it says
 START_SLACK_SECONDS = 2.0  # /proc's start times are rounded to whole seconds (btime)
 RECOVERED_NOTICE = (
@@ -293,37 +292,6 @@ def _mtime(path: Path) -> float:
         return path.stat().st_mtime
     except OSError:
         return 0.0
-
-
-def write_atomically(path: Path, data: bytes, sync_folder: bool = True) -> os.stat_result:
-    """Write `data` to a temporary file, flush it to disk and rename it over `path`.
-
-    Returns the written file's status (its inode survives the rename).
-    """
-    prefix = f".{path.name}.{os.getpid()}."  # the writer's pid: see _remove_orphaned_temporaries
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=TEMP_SUFFIX)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-            stat = os.fstat(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    if sync_folder:
-        # The rename is durable only once the folder's entry is on disk too.
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    return stat
-
-
-_write_atomically = write_atomically  # the name agent_cli/tasks/store.py imports
 
 
 def _remove_orphaned_temporaries(directory: Path) -> None:
