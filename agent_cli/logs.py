@@ -15,23 +15,46 @@ an SDK's — can write around it:
 
 A log file is created 0600 in a 0700 folder: it also holds the conversation.
 Only the newest `LOG_FILES_KEPT` logs are kept.
+
+Every line names the turn it belongs to (`[t-…]`, or `[-]` between turns): the
+Session mints a correlation id when a message starts a run and runs the turn
+`in_turn`, so `grep t-3f9a… agent-*.log` finds all the turn did — provider
+requests, tool calls, MCP and ACP traffic, hooks. A task that outlives the
+turn that started it (an MCP server's connection, an external agent's reader)
+keeps a turn that has ended; its lines are put under the turn going on now.
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import re
-from collections.abc import Iterable
+import uuid
+from collections.abc import Awaitable, Iterable
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
-__all__ = ["LOG_FILES_KEPT", "REDACTED", "RedactingFilter", "Redactor", "start"]
+__all__ = [
+    "LOG_FILES_KEPT",
+    "REDACTED",
+    "RedactingFilter",
+    "Redactor",
+    "TurnFilter",
+    "current_turn",
+    "in_turn",
+    "new_turn_id",
+    "start",
+]
 
 REDACTED = "***"
 LOG_FILES_KEPT = 20
 MIN_SECRET_LENGTH = 4  # a shorter "secret" would blank out ordinary words everywhere
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+LOG_FORMAT = "%(asctime)s %(levelname)s [%(turn)s] %(name)s: %(message)s"
+NO_TURN = "-"  # what a line logged between turns shows for its turn
+T = TypeVar("T")
+log = logging.getLogger(__name__)
 FILE_MODE = 0o600
 FOLDER_MODE = 0o700
 
@@ -123,6 +146,63 @@ class RedactingFilter(logging.Filter):
             record.stack_info = self.redactor(record.stack_info)
 
 
+class _Turn:
+    """One turn going on; `live` turns False when it ends (a task may still hold it)."""
+
+    __slots__ = ("id", "live")
+
+    def __init__(self, turn_id: str) -> None:
+        self.id = turn_id
+        self.live = True
+
+
+_TURN: contextvars.ContextVar[_Turn | None] = contextvars.ContextVar("agent_turn", default=None)
+_LIVE: list[_Turn] = []  # the turns going on in this process, oldest first
+
+
+def new_turn_id() -> str:
+    """A fresh correlation id for a turn: `t-` and 12 hex digits."""
+    return f"t-{uuid.uuid4().hex[:12]}"
+
+
+def current_turn() -> str:
+    """The id of the turn this code runs in ("" between turns).
+
+    The task's own turn while it goes on; else (a task that outlived its turn, or
+    one started outside any) the newest turn going on in the process.
+    """
+    turn = _TURN.get()
+    if turn is not None and turn.live:
+        return turn.id
+    return _LIVE[-1].id if _LIVE else ""
+
+
+async def in_turn(turn_id: str, work: Awaitable[T]) -> T:
+    """Await `work` as the turn `turn_id`: every log line it writes carries the id.
+
+    Meant as the body of the turn's own task (the variable is set in its context).
+    """
+    turn = _Turn(turn_id)
+    token = _TURN.set(turn)
+    _LIVE.append(turn)
+    log.debug("turn %s begins", turn_id)
+    try:
+        return await work
+    finally:
+        log.debug("turn %s ends", turn_id)
+        turn.live = False
+        _LIVE.remove(turn)
+        _TURN.reset(token)
+
+
+class TurnFilter(logging.Filter):
+    """On a handler: gives each record its `turn` (the correlation id, or `-`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.turn = current_turn() or NO_TURN
+        return True
+
+
 def start(folder: Path, secrets: Iterable[str] = ()) -> Path:
     """Send every log record, at debug level, to a new file in `folder`; return its path."""
     folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
@@ -133,6 +213,7 @@ def start(folder: Path, secrets: Iterable[str] = ()) -> Path:
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     handler.addFilter(RedactingFilter(Redactor(secrets)))
+    handler.addFilter(TurnFilter())
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.DEBUG)

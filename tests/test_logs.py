@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from agent_cli import credentials, logs, paths
 from tests.support.cli import agent, agent_process, err
-from tests.support.fake_openai import FakeOpenAI, http_error, text
+from tests.support.fake_openai import FakeOpenAI, http_error, text, tool_calls
 
 KEY = "sk-DEBUGLOG-5e8a1f0c2b7d"
 STORED_KEY = "or-STORED-0b9c8d7e6f5a"
@@ -147,3 +148,36 @@ def test_debug_before_the_command_logs_too(tmp_path: Path) -> None:
     said = next(line for line in err(result).splitlines() if "debug log" in line)
     written = Path(said.rsplit(" ", 1)[1]).read_text()
     assert "Logged." in written and KEY not in written
+
+
+STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [A-Z]+ \[(?P<turn>[^\]]+)\] ")
+
+
+def test_every_line_of_a_turn_carries_its_correlation_id(tmp_path: Path) -> None:
+    """`agent run --debug` with a tool call: each log line between the turn's first and
+    last names it, and `agent sessions show --json` has the same id on the user item."""
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("a note\n")
+    with FakeOpenAI(models=["m1"]) as fake:
+        fake.add(tool_calls(("c1", "read_file", '{"path": "notes.txt"}')), text("Read it."))
+        env = {"OPENAI_API_KEY": KEY}
+        result = agent(workspace, "run", "--debug", "read notes.txt", fake=fake, env=env)
+        assert result.returncode == 0, err(result)
+    said = next(line for line in err(result).splitlines() if "debug log" in line)
+    lines = Path(said.rsplit(" ", 1)[1]).read_text().splitlines()
+    begins = [i for i, line in enumerate(lines) if " turn t-" in line and line.endswith("begins")]
+    assert len(begins) == 1, "one message, one turn"
+    turn = lines[begins[0]].split(" turn ")[1].split()[0]
+    end = next(i for i, line in enumerate(lines) if line.endswith(f"turn {turn} ends"))
+    stamped = [m for line in lines[begins[0] : end + 1] if (m := STAMP.match(line))]
+    strays = [m.string for m in stamped if m["turn"] != turn]
+    assert not strays, f"lines of turn {turn} without its id: {strays[:3]}"
+    text_of_turn = "\n".join(m.string for m in stamped)
+    assert text_of_turn.count("/chat/completions: {") == 2, "both requests of the turn are in it"
+    assert "tool read_file called" in text_of_turn
+    listed = agent(workspace, "sessions", "list", "--json")
+    conversation = json.loads(listed.stdout.splitlines()[0])["id"]
+    shown = json.loads(agent(workspace, "sessions", "show", conversation, "--json").stdout)
+    users = [item for item in shown["items"] if item["kind"] == "user"]
+    assert [item["turn"] for item in users] == [turn]

@@ -53,6 +53,7 @@ class UserItem:
     text: str
     id: str = field(default_factory=new_id)
     parent: str = ""  # a sub-agent's item: the id of the `task` ToolItem it works for
+    turn: str = ""  # the correlation id of the turn it started (its debug-log lines carry it)
 
 
 @dataclass

@@ -16,6 +16,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
+from agent_cli import logs
 from agent_cli.engine.approval import ApprovalRequest
 from agent_cli.engine.backend import Backend, BackendFactory, Run, RunResult, StopReason
 from agent_cli.engine.events import (
@@ -188,9 +189,10 @@ class Session:
     async def _send(self, texts: list[str]) -> RunResult:
         run = self._begin()
         self.conversation.set_title_from(texts[0])
+        turn = logs.new_turn_id()  # the turn's correlation id: its items and log lines
         for text in texts:
-            run.add(UserItem(text))
-        return await self._go(run, lambda backend: backend.run(run))
+            run.add(UserItem(text, turn=turn))
+        return await self._go(run, lambda backend: backend.run(run), turn)
 
     async def _then_pending(self, result: RunResult) -> RunResult:
         while True:
@@ -227,9 +229,12 @@ class Session:
         self.events.publish(RunStarted(conversation.id))
         return run
 
-    async def _go(self, run: Run, work: Callable[[Backend], Awaitable[RunResult]]) -> RunResult:
+    async def _go(
+        self, run: Run, work: Callable[[Backend], Awaitable[RunResult]], turn: str = ""
+    ) -> RunResult:
         self.save()
-        self._task = asyncio.ensure_future(self._do_run(run, work))
+        turn = turn or logs.new_turn_id()
+        self._task = asyncio.ensure_future(logs.in_turn(turn, self._do_run(run, work)))
         try:
             result = await asyncio.shield(self._task)
         except asyncio.CancelledError:

@@ -10,6 +10,7 @@ approval: they declare a side effect and the policy decides.
 from __future__ import annotations
 
 import inspect
+import logging
 import types
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from agent_cli.sandbox.launch import Sandbox
     from agent_cli.tools.background import BackgroundShells
     from agent_cli.tools.feedback import Feedback
+
+log = logging.getLogger(__name__)
 
 # What the model reads of one result; the person sees all of it.
 MODEL_RESULT_CAP = 12 * 1024
@@ -140,7 +143,11 @@ class Tool:
         return _validate_object(self.parameters, arguments, "arguments")
 
     async def run(self, context: ToolContext, arguments: Mapping[str, Any]) -> ToolResult:
-        return await self.function(context, **self.check(arguments))
+        log.debug("tool %s called: %.2000r", self.name, arguments)  # the turn's id is on it
+        result = await self.function(context, **self.check(arguments))
+        how = "failed" if result.is_error else "done"
+        log.debug("tool %s %s: %d characters", self.name, how, len(result.text))
+        return result
 
     async def preview(self, context: ToolContext, arguments: Mapping[str, Any]) -> FileChange:
         assert self.plan is not None, f"{self.name} has no plan"
