@@ -19,7 +19,6 @@ INTERNAL = {
     "ArgumentError": "tools: bad arguments are a tool result for the model",
     "OutsideWorkspace": "tools: a path outside the workspace is a tool result for the model",
     "FrontMatterError": "skills: a bad SKILL.md becomes a warning naming the file",
-    "LogChanged": "store: another process wrote the log; the save starts over",
 }
 BUILTIN_EXCEPTIONS = {
     name
