@@ -14,7 +14,8 @@ message (never a traceback, unless `--debug`) and exit with `exit_code`.
     │   │   └── ContextTooLong               the request does not fit the model's context
     │   ├── ProviderConnectionError          it could not be reached, or it timed out
     │   ├── ProviderProtocolError            it answered something that is not the API
-    │   └── StreamInterrupted                it failed after the answer had started
+    │   ├── StreamInterrupted                it failed after the answer had started
+    │   └── ProviderUnavailable              it failed too often in a row: not asked for a while
     ├── ContextFull                 exit 1   nothing is left to shorten, and it still does not fit
     ├── StoreError                  exit 1   a conversation could not be read or written
     │   └── NoSuchConversation      exit 2   no conversation has the id given
@@ -79,6 +80,11 @@ class ContextTooLong(ProviderHTTPError):
 
 class StreamInterrupted(ProviderError):
     """The stream broke after it had produced output; such a stream is never retried."""
+
+
+class ProviderUnavailable(ProviderError):
+    """The service failed request after request (each after its retries): its breaker is
+    open, so a message fails at once until the cooldown has passed (providers/breaker.py)."""
 
 
 class ContextFull(AgentError):

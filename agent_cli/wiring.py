@@ -22,6 +22,7 @@ from agent_cli.settings import ProviderSettings, Settings
 if TYPE_CHECKING:
     from agent_cli.backends.catalog import AgentSpec
     from agent_cli.frontends.interactive import AgentChoice, Interactive, Listing, Questions
+    from agent_cli.providers.breaker import Clock, GuardedProvider
     from agent_cli.providers.http_common import StreamingProvider
     from agent_cli.sandbox.launch import Sandbox, SandboxConfig
     from agent_cli.tools.background import BackgroundShells
@@ -205,21 +206,34 @@ class Route:
 
     A conversation worked by an external agent never needs one, so
     `agent --agent opencode` runs with no provider configured at all.
+
+    `get` hands out the provider behind the process's breaker for its service
+    (providers/breaker.py): a long session stops asking a service that is down.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, clock: Clock | None = None) -> None:
         self.settings = settings
+        self.clock = clock  # the breaker's (None: the wall clock)
         self.provider: Provider | None = None
+        self._guarded: GuardedProvider | None = None
         self.model: ModelInfo | None = None
         self._models: list[ModelInfo] | None = None  # the server's list, asked once
         self._served: asyncio.Future[int | None] | None = None  # see served_window
 
     async def get(self) -> tuple[Provider, ModelInfo]:
-        if self.provider is None:
-            self.provider = make_provider(self.settings.require_provider(), self.settings)
+        if self.provider is None or self._guarded is None:
+            from agent_cli.providers.breaker import PROVIDER_FAILURES, GuardedProvider
+            from agent_cli.providers.breaker import shared_breaker as breaker
+
+            served = self.settings.require_provider()
+            self.provider = make_provider(served, self.settings)
+            key = f"{served.kind} {served.base_url}"
+            args = (key, PROVIDER_FAILURES)
+            made = breaker(*args, self.clock) if self.clock else breaker(*args)
+            self._guarded = GuardedProvider(self.provider, made)
         if self.model is None:
             self.model = await choose_model(self.provider, self.settings)
-        return self.provider, self.model
+        return self._guarded, self.model
 
     def served_window(self) -> asyncio.Future[int | None]:
         """The server's own answer about the model's window: asked once, when first wanted.
@@ -242,6 +256,8 @@ class Route:
         """Use model `name` from the next run (a local server asked its window now, to say it)."""
         provider, _ = await self.get()
         model = await choose_model(provider, replace(self.settings, model=name))
+        if self._guarded is not None:
+            self._guarded.breaker.reset()  # another model: worth asking again at once
         if self._served is not None:
             self._served.cancel()
         self.model, self._served = model, None
