@@ -214,6 +214,11 @@ class Interactive:
             "\n\nKeys: Enter sends; Ctrl+J (or Esc then Enter) adds a line; Up/Down walk the "
             "history; `@` completes a file; Ctrl+C stops a run, and pressed twice when idle "
             "quits. In the TUI, Shift+Enter also adds a line and Ctrl+F searches the conversation."
+            "\n\nWhile a run goes, the input stays live: Enter steers (the run reads the message "
+            "at its next round), Tab queues it (sent when the run ends; Tab still completes when "
+            "a completion menu is open); what waits is shown above the input. In the TUI, Up in "
+            "an empty input takes the last waiting message back to edit and Esc drops it. A stop "
+            "puts what waited back in the input."
         )
         extra = self.session.agent_commands
         if extra:

@@ -3,9 +3,13 @@
 The person types at a prompt-toolkit prompt (history per workspace, `/command`
 and fuzzy `@path` completion); a run's events are printed as they come, the
 answer raw as it streams (robust on any terminal, nothing is re-rendered), the
-rest with Rich. The prompt is never shown during a run: the terminal is then
-in cooked mode, so Ctrl-C arrives as SIGINT and stops the run. Approval cards
-are the shared `InlineApprover`, fed one request at a time (see `_Approvals`).
+rest with Rich. While a run goes the prompt stays live below its output
+(`patch_stdout` prints above it): Enter steers (the run reads the message at its
+next round), Tab queues (a run of its own after this one; Tab still completes
+when a completion menu is open), Ctrl-C stops the run; what waits is shown on
+lines of the prompt above its input, and what a stop gives back unsent is the
+next prompt's text. Approval cards are the shared `InlineApprover`, fed one request at a time
+(see `_Approvals`); the live prompt steps aside while one is asked.
 """
 
 from __future__ import annotations
@@ -24,15 +28,20 @@ from pathlib import Path
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
-from prompt_toolkit.filters import Condition, completion_is_selected
+from prompt_toolkit.filters import Condition, completion_is_selected, has_completions
+from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.history import History
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.patch_stdout import patch_stdout
+from prompt_toolkit.utils import is_dumb_terminal
 from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
 from agent_cli.engine.approval import DENY, ApprovalRequest
+from agent_cli.engine.backend import RunResult
 from agent_cli.engine.events import ApprovalRequested, Event, RunFinished
+from agent_cli.engine.pending import PendingChanged
 from agent_cli.engine.session import Session
 from agent_cli.errors import AgentError
 from agent_cli.frontends import render
@@ -52,6 +61,9 @@ log = logging.getLogger(__name__)
 
 WALK_LIMIT = 5000  # files listed for `@path` completion; a bigger tree is cut (breadth first)
 COMPLETIONS_SHOWN = 50
+KIND_LABELS = {"steer": "steer", "queue": "queued"}
+PENDING_SHOWN = 60  # characters of a waiting message shown above the live prompt
+STEP_ASIDE_SECONDS = 0.01  # how often a prompt that must step aside is asked again
 MENTION = re.compile(r"(?:^|\s)@([^\s@]*)$")
 
 
@@ -202,10 +214,12 @@ class _Approvals:
                 request.resolve(DENY)
                 continue
             self.current = request
+            await self.repl.pause_typing()  # one prompt at a time on the terminal
             self.repl.printer.end_line()  # the card (on stderr) comes after all of stdout
             self.approver(event)
             await asyncio.wait([asyncio.ensure_future(request.wait())])
             self.current = None
+            self.repl.resume_typing()
             self.repl.catch_sigint()  # the card's prompt-toolkit took SIGINT over
 
     def _set_mode(self, mode: str) -> None:
@@ -224,6 +238,15 @@ class LineRepl:
         self.stopping = False
         self.presses = 0  # Ctrl-C presses in a row at an empty prompt
         self._detach: list[Callable[[], None]] = []
+        self.queueing = False  # the line being accepted was sent with Tab
+        self._draft = ""  # the next prompt's text, typed at the live prompt before it ended
+        self._returned: list[str] = []  # messages a stop gave back: after the draft, next time
+        self._typing: asyncio.Task[None] | None = None  # the live prompt while a run goes
+        self._prompting = False  # the live prompt is on screen (or about to be)
+        self._next_line: str | None = None  # sent at the live prompt just as the run ended
+        self._quitting = False  # /quit at the live prompt: leave once the run has stopped
+        self._cards_done = asyncio.Event()  # set while no approval card holds the terminal
+        self._cards_done.set()
         self.prompt: PromptSession[str] = PromptSession(
             history=SharedHistory(interactive.workspace),
             completer=self.completer,
@@ -268,9 +291,13 @@ class LineRepl:
             try:
                 self.completer.refresh()
                 mode = self.interactive.session.mode
-                text = await self.prompt.prompt_async(
-                    [("bold", mode), ("", " › ")], handle_sigint=False
-                )
+                text, self._next_line = self._next_line, None
+                if text is None:
+                    draft = "\n".join(t for t in (self._draft, *self._returned) if t.strip())
+                    self._draft, self._returned = "", []
+                    text = await self.prompt.prompt_async(
+                        [("bold", mode), ("", " › ")], default=draft, handle_sigint=False
+                    )
             except KeyboardInterrupt:
                 self.presses += 1
                 if self.presses >= 2:
@@ -289,6 +316,8 @@ class LineRepl:
                     return 0
                 continue
             reason = await self._send(text)
+            if self._quitting:
+                return 0
             while card_due(self.interactive.session, reason):  # plan mode ended with a plan
                 message = await self._plan_card()
                 if message is None:
@@ -296,19 +325,110 @@ class LineRepl:
                 reason = await self._send(message)
 
     async def _send(self, text: str) -> str:
-        """Run one message; the reason its run ended ("" when it could not start)."""
+        """Run one message (and what is steered or queued meanwhile, typed at the live
+        prompt); the reason the last run ended ("" when it could not start)."""
         self.stopping = False
-        try:
-            return (await self.interactive.session.send(text)).reason.value
-        except AgentError as e:
-            self.printer.print(render.notice(str(e), "error"))
-        except Exception as e:  # the session reports run errors itself; this is a last guard
-            log.exception("sending failed")
-            self.printer.print(render.notice(f"The message could not be sent: {e}", "error"))
-        finally:
-            self.printer.end_line()
-            self.approvals.deny_all()
+        run = asyncio.ensure_future(self.interactive.session.send(text))
+        # Not from a pipe (its lines are messages in turn) nor on a dumb terminal (whose
+        # prompt-toolkit prompt cannot be moved aside): there the run has the terminal.
+        live = sys.stdin.isatty() and not is_dumb_terminal()
+        with patch_stdout(raw=True) if live else contextlib.nullcontext():
+            if live:
+                self._typing = asyncio.ensure_future(self._type_while_running(run))
+            try:
+                return (await run).reason.value
+            except AgentError as e:
+                self.printer.print(render.notice(str(e), "error"))
+            except Exception as e:  # the session reports run errors itself; a last guard
+                log.exception("sending failed")
+                self.printer.print(render.notice(f"The message could not be sent: {e}", "error"))
+            finally:
+                await self._end_typing()
+                self.printer.end_line()
+                self.approvals.deny_all()
         return ""
+
+    async def _type_while_running(self, run: asyncio.Task[RunResult]) -> None:
+        """The prompt while a run goes: each line typed is steered into it (Enter) or
+        queued after it (Tab); it steps aside for approval cards."""
+        session = self.interactive.session
+        while not run.done():
+            await self._cards_done.wait()
+            if run.done():
+                return
+            draft, self._draft = self._draft, ""
+            self.queueing, self._prompting = False, True
+            try:
+                text = await self.prompt.prompt_async(
+                    self._live_prompt, default=draft, handle_sigint=False
+                )
+            except (KeyboardInterrupt, EOFError):
+                continue
+            finally:
+                self._prompting = False
+                self.catch_sigint()
+            if not text.strip():
+                continue  # the prompt stepped aside (its text is kept in `_draft`)
+            if not session.running:  # the run ended as it was sent: the main loop sends it
+                self._next_line = text
+                return
+            if text.startswith("/"):
+                if await self._command(text.strip()):
+                    self._quitting = True
+                    self.interrupt()
+                continue
+            try:
+                if self.queueing:
+                    session.queue(text.strip())
+                else:
+                    session.steer(text.strip())
+            except AgentError as e:
+                self.printer.print(render.notice(str(e), "warn"))
+
+    def _live_prompt(self) -> StyleAndTextTuples:
+        """The prompt while a run goes: a line for each message waiting, then `running »`."""
+        parts: StyleAndTextTuples = []
+        for message in self.interactive.session.pending.messages:
+            first = message.text.strip().split("\n", 1)[0]
+            shown = first if len(first) <= PENDING_SHOWN else first[: PENDING_SHOWN - 1] + "…"
+            parts += [("bold", f"  {KIND_LABELS[message.kind]}: "), ("", shown + "\n")]
+        return [*parts, ("bold", "running"), ("", " » ")]
+
+    def _step_aside(self) -> None:
+        """End the live prompt, keeping what was typed in it for the next one."""
+        app = self.prompt.app
+        if app.is_running and app.future is not None and not app.future.done():
+            self._draft = self.prompt.default_buffer.text
+            app.exit(result="")
+
+    async def _until_no_prompt(self, done: Callable[[], bool]) -> None:
+        """Step the live prompt aside until `done()`; it may be starting just now."""
+        while not done():
+            self._step_aside()
+            await asyncio.sleep(STEP_ASIDE_SECONDS)
+
+    async def pause_typing(self) -> None:
+        """An approval card needs the terminal: the live prompt steps aside until it is done."""
+        self._cards_done.clear()
+        await self._until_no_prompt(lambda: not self._prompting)
+
+    def resume_typing(self) -> None:
+        self._cards_done.set()
+
+    async def _end_typing(self) -> None:
+        typing, self._typing = self._typing, None
+        if typing is not None:
+            self._cards_done.set()
+            await self._until_no_prompt(typing.done)
+
+    def _pending(self, event: Event) -> None:
+        """What waits changed: the live prompt shows it; what a stop gave back is the next
+        prompt's text."""
+        if type(event) is not PendingChanged:
+            return
+        self._returned.extend(event.returned)
+        if self.prompt.app.is_running:
+            self.prompt.app.invalidate()
 
     async def _plan_card(self) -> str | None:
         """The plan card: implement in a mode (the message to send), edit first, or keep
@@ -379,7 +499,8 @@ class LineRepl:
         """Listen to `session` (the first one, or the one /new or /sessions switched to)."""
         for detach in self._detach:
             detach()
-        self._detach = [session.events.subscribe(s) for s in (self.printer, self.approvals)]
+        listeners = (self.printer, self.approvals, self._pending)
+        self._detach = [session.events.subscribe(s) for s in listeners]
 
     def _banner(self) -> None:
         session = self.interactive.session
@@ -415,9 +536,19 @@ class LineRepl:
         def _newline(event: KeyPressEvent) -> None:
             event.current_buffer.insert_text("\n")
 
+        running = Condition(lambda: self.interactive.session.running)
+
+        @keys.add("tab", filter=running & ~has_completions)
+        def _queue(event: KeyPressEvent) -> None:
+            if event.current_buffer.text.strip():
+                self.queueing = True
+                event.current_buffer.validate_and_handle()
+
         @keys.add("c-c")
         def _interrupt(event: KeyPressEvent) -> None:
-            if event.current_buffer.text:
+            if self.interactive.session.running:
+                self.interrupt()  # the prompt is live during a run: Ctrl-C is a key here
+            elif event.current_buffer.text:
                 self.presses = 0
                 event.current_buffer.reset()
             else:
