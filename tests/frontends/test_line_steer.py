@@ -7,6 +7,7 @@ waits on it, not in a race with it.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -14,11 +15,23 @@ from typing import Any
 import pexpect
 import pytest
 
-from tests.frontends.test_line import PROMPT, enter, leave, pty_env, repl  # noqa: F401
+from tests.frontends.test_line import PROMPT, enter, leave, repl
 from tests.support.fake_openai import FakeOpenAI, held, text
 from tests.support.waiting import eventually_sync
 
 LIVE = "»"  # the end of the prompt while a run goes (after "running")
+
+
+@pytest.fixture(name="pty_env")
+def terminal_env(fake: FakeOpenAI) -> dict[str, str]:
+    """As test_line's: the fake server, a plain xterm, no cursor-position requests."""
+    return dict(
+        os.environ,
+        OPENAI_BASE_URL=fake.base_url,
+        TERM="xterm",
+        NO_COLOR="1",
+        PROMPT_TOOLKIT_NO_CPR="1",
+    )
 
 
 @pytest.fixture
