@@ -432,7 +432,7 @@ def builtin_backend(
     `served_window`: asks the server its window (see `Route.served_window`).
     """
     from agent_cli.backends.context import context_window
-    from agent_cli.backends.loop import BuiltinLoop, LoopSettings
+    from agent_cli.backends.loop import BuiltinLoop, LoopParts, LoopSettings
     from agent_cli.backends.prompt import SkillLine, system_prompt
     from agent_cli.policy.rules import RuleSet
     from agent_cli.tools.base import ToolContext
@@ -503,16 +503,17 @@ def builtin_backend(
         settings=LoopSettings(
             model.id, workspace, settings.max_rounds, window, settings.auto_compact
         ),
-        # Asked once per message; the running background commands are part of it.
         system_prompt=lambda mode: system_prompt(workspace, mode, lines) + running(shells),
-        rules=rules,
-        checkpoint=checkpointer(workspace),
-        extra_tools=McpTools(
-            workspace, ask_trust, settings.shell_environment, sandbox_of(settings)
+        parts=LoopParts(
+            rules=rules,
+            checkpoint=checkpointer(workspace),
+            extra_tools=McpTools(
+                workspace, ask_trust, settings.shell_environment, sandbox_of(settings)
+            ),
+            hooks=hooks,
+            subagents=subagents,
+            served_window=served_window,
         ),
-        hooks=hooks,
-        subagents=subagents,
-        served_window=served_window,
     )
 
 

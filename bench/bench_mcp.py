@@ -191,7 +191,7 @@ def notes(rounds: int, errors: dict[str, str]) -> list[str]:
 
 
 async def one_sample(scenario: str, workspace: Path) -> float:
-    from agent_cli.backends.loop import BuiltinLoop, LoopSettings
+    from agent_cli.backends.loop import BuiltinLoop, LoopParts, LoopSettings
     from agent_cli.backends.prompt import system_prompt
     from agent_cli.engine.items import Conversation
     from agent_cli.engine.session import Session
@@ -231,7 +231,7 @@ async def one_sample(scenario: str, workspace: Path) -> float:
                 context=ToolContext(Workspace(workspace)),
                 settings=LoopSettings("m1", workspace),
                 system_prompt=lambda mode: system_prompt(workspace, mode),
-                extra_tools=servers if configs else None,
+                parts=LoopParts(extra_tools=servers if configs else None),
             )
 
         session = Session(Conversation(workspace=str(workspace), mode="full"), backend, None)

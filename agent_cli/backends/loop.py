@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
@@ -116,6 +116,20 @@ class LoopSettings(NamedTuple):
     auto_compact: float | None = None
 
 
+@dataclass(frozen=True)
+class LoopParts:
+    """What a loop uses when it is given it: the rules for "always", checkpoints for
+    undo, MCP servers' tools, hooks, sub-agents, and a way to ask a local server the
+    window it runs the model with. A test or a sub-agent leaves out what it does not use."""
+
+    rules: RuleSet | None = None
+    checkpoint: Checkpoint | None = None
+    extra_tools: ToolSource | None = None
+    hooks: Hooks | None = None
+    subagents: Subagents | None = None
+    served_window: Callable[[], Awaitable[int | None]] | None = None
+
+
 class BuiltinLoop:
     """The Backend that runs the conversation with a model and the built-in tools."""
 
@@ -128,13 +142,10 @@ class BuiltinLoop:
         context: ToolContext,
         settings: LoopSettings,
         system_prompt: Callable[[str], str],
-        rules: RuleSet | None = None,
-        checkpoint: Checkpoint | None = None,
-        extra_tools: ToolSource | None = None,
-        hooks: Hooks | None = None,
-        subagents: Subagents | None = None,
-        served_window: Callable[[], Awaitable[int | None]] | None = None,
+        parts: LoopParts = LoopParts(),
     ) -> None:
+        rules, checkpoint, extra_tools = parts.rules, parts.checkpoint, parts.extra_tools
+        hooks, subagents, served_window = parts.hooks, parts.subagents, parts.served_window
         self.provider = provider
         self.tools = tools
         self.context = context

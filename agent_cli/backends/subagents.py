@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Annotated, Any
 
-from agent_cli.backends.loop import CALL, BuiltinLoop, Call
+from agent_cli.backends.loop import CALL, BuiltinLoop, Call, LoopParts
 from agent_cli.backends.subagent_definitions import GENERAL, Definition, Definitions
 from agent_cli.engine.approval import ApprovalRequest, Decision
 from agent_cli.engine.backend import Run, RunResult, StopReason
@@ -248,11 +248,13 @@ def _child_loop(
         context=parent.context,
         settings=parent.settings._replace(model=model),
         system_prompt=lambda mode: base(mode) + extra,
-        rules=parent.rules,
-        checkpoint=parent.checkpoint,
-        hooks=parent.hooks,
-        subagents=nested,
-        served_window=parent.served_window,
+        parts=LoopParts(
+            rules=parent.rules,
+            checkpoint=parent.checkpoint,
+            hooks=parent.hooks,
+            subagents=nested,
+            served_window=parent.served_window,
+        ),
     )
     child.scope = item.id
     return child

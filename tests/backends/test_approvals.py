@@ -6,7 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from agent_cli.backends.loop import BuiltinLoop, LoopSettings
+from agent_cli.backends.loop import BuiltinLoop, LoopParts, LoopSettings
 from agent_cli.backends.prompt import system_prompt
 from agent_cli.engine.approval import ApprovalRequest, Decision
 from agent_cli.engine.backend import StopReason
@@ -49,8 +49,7 @@ class Harness:
                 context=ToolContext(confined),
                 settings=LoopSettings("m", workspace, 10),
                 system_prompt=lambda m: system_prompt(workspace, m),
-                rules=self.rules,
-                checkpoint=checkpoint,
+                parts=LoopParts(rules=self.rules, checkpoint=checkpoint),
             )
 
         self.session = Session(Conversation(workspace=str(workspace), mode=mode), backend, None)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.backends.loop import BuiltinLoop, LoopSettings
+from agent_cli.backends.loop import BuiltinLoop, LoopParts, LoopSettings
 from agent_cli.backends.prompt import system_prompt
 from agent_cli.engine.approval import Decision
 from agent_cli.engine.events import ApprovalRequested, Event
@@ -125,7 +125,7 @@ class Harness:
                 context=ToolContext(Workspace(workspace)),
                 settings=LoopSettings("m", workspace, 10),
                 system_prompt=lambda m: system_prompt(workspace, m),
-                checkpoint=checkpoint,
+                parts=LoopParts(checkpoint=checkpoint),
             )
 
         conversation = Conversation(workspace=str(workspace), mode="ask")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_cli.backends.loop import BuiltinLoop, LoopSettings
+from agent_cli.backends.loop import BuiltinLoop, LoopParts, LoopSettings
 from agent_cli.backends.prompt import system_prompt
 from agent_cli.engine.approval import Decision
 from agent_cli.engine.events import ApprovalRequested
@@ -44,7 +44,7 @@ class Harness:
                 context=ToolContext(confined, sandbox=sandbox),
                 settings=LoopSettings("m", workspace, 10),
                 system_prompt=lambda m: system_prompt(workspace, m),
-                rules=self.rules,
+                parts=LoopParts(rules=self.rules),
             )
 
         self.session = Session(Conversation(workspace=str(workspace), mode=mode), backend, None)

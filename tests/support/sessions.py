@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_cli.backends.loop import BuiltinLoop, LoopSettings
+from agent_cli.backends.loop import BuiltinLoop, LoopParts, LoopSettings
 from agent_cli.backends.prompt import system_prompt
 from agent_cli.engine.backend import Backend
 from agent_cli.engine.events import Event
@@ -68,8 +68,7 @@ def make_session(
                 "scripted-model", workspace, max_rounds, context_window, auto_compact
             ),
             system_prompt=lambda m: system_prompt(workspace, m),
-            hooks=hooks,
-            subagents=subagents,
+            parts=LoopParts(hooks=hooks, subagents=subagents),
         )
 
     conversation = Conversation(workspace=str(workspace), mode=mode)

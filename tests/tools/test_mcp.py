@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.backends.loop import BuiltinLoop, LoopSettings
+from agent_cli.backends.loop import BuiltinLoop, LoopParts, LoopSettings
 from agent_cli.backends.prompt import system_prompt
 from agent_cli.engine.items import Conversation, ToolItem
 from agent_cli.engine.session import Session
@@ -364,7 +364,7 @@ async def test_the_loop_offers_and_calls_mcp_tools_and_read_only_starts_none(wor
             context=ToolContext(Workspace(workspace)),
             settings=LoopSettings("scripted-model", workspace),
             system_prompt=lambda mode: system_prompt(workspace, mode),
-            extra_tools=CountingSource(),
+            parts=LoopParts(extra_tools=CountingSource()),
         )
 
     session = Session(Conversation(workspace=str(workspace), mode="read-only"), backend, None)
