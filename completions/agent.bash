@@ -4,7 +4,7 @@
 
 _agent_commands() {
     case "$1" in
-        "") echo "run undo mcp skills providers models agents acp sessions config subagents tasks sandbox" ;;
+        "") echo "run undo mcp skills providers models agents acp sessions config subagents tasks sandbox lsp" ;;
         "mcp") echo "list add rm" ;;
         "skills") echo "list show enable disable" ;;
         "providers") echo "list add rm" ;;
@@ -56,6 +56,7 @@ _agent_options() {
         "tasks run-due") echo "--debug --help -h" ;;
         "tasks install") echo "--yes -y --help -h" ;;
         "sandbox") echo "--sandbox --test --no-test --debug --cwd --help -h" ;;
+        "lsp") echo "--json --debug --cwd --help -h" ;;
     esac
 }
 
@@ -100,6 +101,7 @@ _agent_value_options() {
         "tasks run-due") echo "" ;;
         "tasks install") echo "" ;;
         "sandbox") echo "--sandbox --cwd" ;;
+        "lsp") echo "--cwd" ;;
     esac
 }
 
@@ -135,6 +137,7 @@ _agent_values() {
         "tasks add --workspace") echo "@file" ;;
         "sandbox --sandbox") echo "auto bwrap landlock off" ;;
         "sandbox --cwd") echo "@folder" ;;
+        "lsp --cwd") echo "@folder" ;;
     esac
 }
 

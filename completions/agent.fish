@@ -4,7 +4,7 @@
 function __agent_commands --argument-names path
     switch "$path"
         case ''
-            printf '%s\n' run undo mcp skills providers models agents acp sessions config subagents tasks sandbox
+            printf '%s\n' run undo mcp skills providers models agents acp sessions config subagents tasks sandbox lsp
         case 'mcp'
             printf '%s\n' list add rm
         case 'skills'
@@ -68,6 +68,8 @@ function __agent_value_options --argument-names path
             printf '%s\n' --daily --weekly --every --once --mode --workspace --name
         case 'sandbox'
             printf '%s\n' --sandbox --cwd
+        case 'lsp'
+            printf '%s\n' --cwd
     end
 end
 
@@ -117,6 +119,7 @@ complete -c agent -n '__agent_at \'\'' -a config -d 'The settings: show the merg
 complete -c agent -n '__agent_at \'\'' -a subagents -d 'Sub-agent definitions the model may hand focused work to with the task tool.'
 complete -c agent -n '__agent_at \'\'' -a tasks -d 'Scheduled prompts: add, list, run, and the timer that runs what is due.'
 complete -c agent -n '__agent_at \'\'' -a sandbox -d 'Which sandbox commands run in and what it allows, proven by a self-test.'
+complete -c agent -n '__agent_at \'\'' -a lsp -d 'Language servers: which are configured, found on PATH, and running for this folder.'
 complete -c agent -n '__agent_at \'\'' -l version -s V -d 'Print the version.'
 complete -c agent -n '__agent_at \'\'' -l plain -d 'A line REPL instead of the full-screen TUI.'
 complete -c agent -n '__agent_at \'\'' -l continue -s c -d 'Go on with the last conversation here.'
@@ -284,3 +287,7 @@ complete -c agent -n '__agent_at \'sandbox\'' -l test -l no-test -d 'Run the one
 complete -c agent -n '__agent_at \'sandbox\'' -l debug -d 'Write a debug log; show tracebacks.'
 complete -c agent -n '__agent_at \'sandbox\'' -l cwd -x -a '(__fish_complete_directories (commandline -ct))' -d 'Work in this folder.'
 complete -c agent -n '__agent_at \'sandbox\'' -l help -s h -d 'Show the help and exit.'
+complete -c agent -n '__agent_at \'lsp\'' -l json -d 'One JSON object per server.'
+complete -c agent -n '__agent_at \'lsp\'' -l debug -d 'Write a debug log; show tracebacks.'
+complete -c agent -n '__agent_at \'lsp\'' -l cwd -x -a '(__fish_complete_directories (commandline -ct))' -d 'Work in this folder.'
+complete -c agent -n '__agent_at \'lsp\'' -l help -s h -d 'Show the help and exit.'

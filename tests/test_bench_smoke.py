@@ -39,6 +39,11 @@ EXPECTED_ROWS = {
         "bwrap: overhead per command (sandboxed - unsandboxed)",
         "landlock: overhead per command (sandboxed - unsandboxed)",
     ),
+    "bench_lsp.py": (
+        "edit_file, 2,000-line file, no language server",
+        "edit -> result with ruff's diagnostics, minus the edit alone",
+        "first edit: ruff started (sandboxed) and told the file",
+    ),
     "bench_context.py": ("token estimate, 5,000 items", "messages for the model, 5,000 items"),
     "bench_startup.py": (
         "agent --version vs python -c pass",

@@ -28,6 +28,7 @@ SUMMARIES = {
     "subagents": "Sub-agent definitions the model may hand focused work to with the task tool.",
     "tasks": "Scheduled prompts: add, list, run, and the timer that runs what is due.",
     "sandbox": "Which sandbox commands run in and what it allows, proven by a self-test.",
+    "lsp": "Language servers: which are configured, found on PATH, and running for this folder.",
 }
 
 

@@ -84,6 +84,7 @@ class ToolItem:
     mcp: str = ""
     rule: str = ""  # the rule (and its scope) that allowed this call, if one did
     read_only_hint: bool | None = None  # an MCP tool's own claim: shown, never trusted
+    idempotency_key: str = ""  # an MCP call's `_meta` key (tools/mcp.py); "" for none
     # What language servers and check commands said of the files the call changed.
     diagnostics: tuple[Diagnostic, ...] = ()  # a tuple: an item's fields change by assignment
     id: str = field(default_factory=new_id)
@@ -136,8 +137,13 @@ def item_to_json(item: Item) -> dict[str, Any]:
     if isinstance(item, AssistantItem):
         data["tool_calls"] = [vars(call).copy() for call in item.tool_calls]
     elif isinstance(item, ToolItem):
-        data["diagnostics"] = [vars(d).copy() for d in item.diagnostics]
+        data["diagnostics"] = diagnostics_json(item)
     return data
+
+
+def diagnostics_json(item: ToolItem) -> list[dict[str, Any]]:
+    """A tool item's `diagnostics` field as JSON (for ACP's rawOutput too)."""
+    return [vars(d).copy() for d in item.diagnostics]
 
 
 def plan_to_json(plan: Plan) -> dict[str, Any]:

@@ -45,6 +45,7 @@ from agent_cli.engine.items import (
     SummaryItem,
     ToolItem,
     UserItem,
+    diagnostics_json,
 )
 from agent_cli.tools.base import partial_arguments
 from agent_cli.tools.diffs import NO_NEWLINE_MARKER
@@ -89,6 +90,8 @@ class ToolView(NamedTuple):
     diff: str
     result: str  # shown once the call has finished
     raw_input: Any
+    # What language servers and checks said after an edit, as rawOutput's `diagnostics`.
+    raw_output: Any = None
 
 
 def tool_view(item: ToolItem, workspace: Workspace) -> ToolView:
@@ -102,6 +105,7 @@ def tool_view(item: ToolItem, workspace: Workspace) -> ToolView:
         diff=item.diff if item.file else "",
         result=item.result if item.state in FINISHED else "",
         raw_input=args if args and len(item.args) <= RAW_INPUT_LIMIT else None,
+        raw_output={"diagnostics": diagnostics_json(item)} if item.diagnostics else None,
     )
 
 
@@ -114,6 +118,7 @@ def tool_start(item: ToolItem, view: ToolView, root: Path) -> ToolCallStart:
         content=_content(item, view, root) or None,
         locations=_location_objects(view) or None,
         raw_input=view.raw_input,
+        raw_output=view.raw_output,
     )
 
 
@@ -131,6 +136,7 @@ def tool_progress(
         content=_content(item, now, root) if content_changed else None,
         locations=_location_objects(now) if now.locations != before.locations else None,
         raw_input=now.raw_input if now.raw_input != before.raw_input else None,
+        raw_output=now.raw_output if now.raw_output != before.raw_output else None,
     )
 
 

@@ -39,6 +39,8 @@ NOTICE_STYLES = {"info": "cyan", "warn": "yellow", "error": "bold red"}
 UP_AND_CLEAR = "\x1b[1A\r\x1b[2K"  # cursor to the line above, erased
 MARKS = {"done": ("✓", "green"), "denied": ("✗", "yellow"), "error": ("✗", "red")}
 STEP_STYLES = {"completed": "dim green", "in_progress": "bold cyan", "pending": ""}
+DIAGNOSTIC_STYLES = {"error": "red", "warning": "yellow"}
+DIAGNOSTICS_SHOWN = 5  # lines of an edit's diagnostics printed under it (the model reads more)
 
 
 def tool_line(item: ToolItem, width: int) -> Text:
@@ -60,6 +62,22 @@ def tool_line(item: ToolItem, width: int) -> Text:
     line.no_wrap = True
     line.truncate(max(width - 1, 10), overflow="ellipsis")
     return line
+
+
+def diagnostics_view(item: ToolItem, shown: int = DIAGNOSTICS_SHOWN) -> Text:
+    """What language servers and checks said after an edit: errors red, warnings yellow,
+    the ones there before the edit dim."""
+    from agent_cli.lsp.diagnostics import ordered
+
+    found = ordered(item.diagnostics)
+    text = Text()
+    for diagnostic in found[:shown]:
+        style = "dim" if diagnostic.existing else DIAGNOSTIC_STYLES.get(diagnostic.severity, "")
+        text.append(f"  {diagnostic.text()}\n", style=style)
+    if len(found) > shown:
+        text.append(f"  … and {len(found) - shown} more\n", style="dim")
+    text.rstrip()
+    return text
 
 
 def diff_view(diff: str, limit: int = DIFF_LINES) -> RenderableType:
@@ -203,3 +221,5 @@ class Printer:
             self._running_line = item.id
         elif item.state == "done" and item.diff and self._card_diffs.get(item.id) != item.diff:
             self.console.print(diff_view(item.diff))
+        if item.state == "done" and item.diagnostics:
+            self.console.print(diagnostics_view(item))

@@ -48,6 +48,7 @@ EXIT_CODES = {
 # notice is shown even with --quiet).
 UNSAID_WHEN_QUIET = (StopReason.ROUND_LIMIT, StopReason.REPEATED_FAILURE)
 NO_TERMINAL_REASON = "There is no terminal to ask the person on, so changes are refused."
+DIAGNOSTICS_SHOWN = 5  # lines of an edit's diagnostics printed on stderr (the model reads more)
 
 Approver = Callable[[ApprovalRequested], None]
 READER_GONE = (
@@ -153,8 +154,11 @@ class TextPrinter:
         self._ends_with_newline = text[-1] == "\n"
 
     def _tool_line(self, item: ToolItem) -> None:
-        """One line when a call starts, and one more if it ends denied or in error."""
-        if self.quiet or item.state not in ("running", "denied", "error"):
+        """One line when a call starts, and one more if it ends denied or in error (or
+        with what language servers and checks said after an edit)."""
+        if self.quiet or item.state not in ("running", "denied", "error", "done"):
+            return
+        if item.state == "done" and not item.diagnostics:
             return
         if self._shown.get(item.id) == item.state:
             return
@@ -164,6 +168,11 @@ class TextPrinter:
             rules = " + ".join(item.rule.splitlines())  # a compound line's rules, one a line
             allowed = f"  (allowed by {rules})" if rules else ""
             self._line(f"{indent}• {item.title or item.tool}{allowed}")
+        elif item.state == "done":
+            from agent_cli.lsp.diagnostics import lines
+
+            for line in lines(item.diagnostics, DIAGNOSTICS_SHOWN):
+                self._line(f"{indent}  {line}")
         else:
             reason = item.result.splitlines()[0] if item.result else item.state
             self._line(f"{indent}✗ {item.title or item.tool}: {reason}")

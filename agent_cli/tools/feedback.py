@@ -30,7 +30,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agent_cli.lsp.config import LspSettings, find_servers
-from agent_cli.lsp.diagnostics import Diagnostic, lines, summary
+from agent_cli.lsp.diagnostics import Diagnostic, lines, ordered, summary
 from agent_cli.tools.base import Effect, FileChange, Tool, ToolContext, ToolRegistry, ToolResult
 from agent_cli.tools.checks import Check, CheckRun, run_check
 
@@ -294,7 +294,7 @@ class Feedback:
                     f"{', '.join(found.servers)}: {said}]"
                 )
                 parts += lines(found.diagnostics)
-            diagnostics += found.diagnostics
+            diagnostics += ordered(found.diagnostics)
             notes += [note for text in found.notes for note in self._once_unless_fresh(text)]
         for run in runs:
             if run.failed:

@@ -150,3 +150,33 @@ def test_a_permission_to_leave_the_sandbox_says_so_in_its_title(workspace: Works
     assert plain.title == "Run npm install"
     outside = permission_call(item, view, root, "npm install", str(root), "the network")
     assert outside.title == "Run outside the sandbox (it stopped the network): Run npm install"
+
+
+def test_an_edits_diagnostics_go_to_the_client_as_raw_output(workspace: Workspace) -> None:
+    from agent_cli.lsp.diagnostics import Diagnostic
+
+    item = tool("edit_file", state="running", path="src/a.py")
+    before = tool_view(item, workspace)
+    assert before.raw_output is None
+    found = Diagnostic("src/a.py", 2, 5, "error", "Undefined name `x`", "F821", "ruff")
+    item.state, item.result, item.diagnostics = "done", "Edited src/a.py.", (found,)
+    now = tool_view(item, workspace)
+    update = tool_progress(item, before, now, workspace.root)
+    assert update is not None
+    expected = {
+        "diagnostics": [
+            {
+                "path": "src/a.py",
+                "line": 2,
+                "column": 5,
+                "severity": "error",
+                "message": "Undefined name `x`",
+                "code": "F821",
+                "source": "ruff",
+                "existing": False,
+            }
+        ]
+    }
+    assert update.raw_output == expected
+    assert tool_start(item, now, workspace.root).raw_output == expected  # a replay shows them
+    assert tool_progress(item, now, tool_view(item, workspace), workspace.root) is None

@@ -15,6 +15,7 @@ from textual.widgets import Static
 
 from agent_cli.engine.items import ToolItem
 from agent_cli.frontends.tui.diff_view import DiffView
+from agent_cli.lsp.diagnostics import summary
 
 RESULT_LINES = 400  # an expanded card shows this much of a result; search sees all of it
 STATES: dict[str, tuple[str, str]] = {  # state -> (icon, theme colour)
@@ -73,6 +74,8 @@ class ToolCard(Vertical, can_focus=True):
         extra = f" · MCP {item.mcp}" if item.mcp else ""
         if item.rule:
             extra += f" · allowed by {' + '.join(item.rule.splitlines())}"
+        if item.diagnostics:  # what language servers and checks said after the edit
+            extra += f" · {summary(item.diagnostics)}"
         return Content.from_markup(
             f"[{colour}]$icon[/] [b]$title[/b]  [$foreground-muted]$state$extra[/]",
             icon=icon,
