@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from agent_cli.tools.base import FileAccess, Tool
     from agent_cli.tools.environment import EnvironmentPolicy
     from agent_cli.tools.feedback import Feedback
-    from agent_cli.tools.mcp import McpServers
+    from agent_cli.tools.mcp import McpServers, ServerConfig
 
 
 @dataclass(frozen=True)
@@ -372,8 +372,32 @@ class Bench:
         configs, warnings = mcp_config.load_servers(
             self.workspace, trusted=lambda file: mcp_config.is_trusted(self.workspace, file)
         )
-        rows = [(c.name, c.url or " ".join([c.command, *c.args]), c.source) for c in configs]
+        rows = [
+            (c.name, c.url or " ".join([c.command, *c.args]), c.source, self._breaker(c))
+            for c in configs
+        ]
         return Listing(list(rows), warnings)
+
+    def _breaker(self, config: ServerConfig) -> str:
+        from agent_cli.tools.mcp_breakers import cooling
+        from agent_cli.tools.mcp_listings import listing_key
+
+        return cooling(listing_key(config.identity(self.workspace))) or "ok"
+
+    def restart_mcp(self, name: str) -> str:
+        from agent_cli import mcp_config
+        from agent_cli.tools.mcp_breakers import reset
+        from agent_cli.tools.mcp_listings import listing_key
+
+        configs, _ = mcp_config.load_servers(
+            self.workspace, trusted=lambda file: mcp_config.is_trusted(self.workspace, file)
+        )
+        found = next((c for c in configs if c.name == name), None)
+        if found is None:
+            raise UsageError(f"There is no MCP server {name!r} — see /mcp for their names.")
+        if reset(listing_key(found.identity(self.workspace))):
+            return f"The MCP server {name!r} is called again: its next call starts it."
+        return f"The MCP server {name!r} was not cooling down; its next call starts it if need be."
 
     def skills(self) -> Listing:
         from agent_cli.frontends.interactive import Listing

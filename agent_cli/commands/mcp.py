@@ -1,7 +1,9 @@
 """`agent mcp list|add|rm`: the MCP servers, as the model will see them (SPEC §2, §9).
 
 `list` starts the servers to show their state and tools (never the servers of
-a workspace file not yet trusted); `add` and `rm` edit the user's `mcp.json`,
+a workspace file not yet trusted); a server whose breaker is open (it failed 3
+times in a row) is said to be cooling down, and checked again: the listing
+resets its breaker; `add` and `rm` edit the user's `mcp.json`,
 keeping every other entry. `ask_trust_inline` is how a terminal front end asks
 about a workspace's servers before they may start.
 """
@@ -110,6 +112,14 @@ def _list(workspace: Path) -> int:
     settings = load_settings(workspace)
     policy = settings.shell_environment  # what a run's servers inherit
 
+    from agent_cli.tools.mcp_breakers import cooling, reset
+    from agent_cli.tools.mcp_listings import listing_key
+
+    keys = {name: listing_key(c.identity(workspace)) for name, c in chosen.items()}
+    cooled = {name: text for name, key in keys.items() if (text := cooling(key))}
+    for key in keys.values():
+        reset(key)  # a person asked to check them: each starts again
+
     async def ask() -> tuple[list[ServerStatus], list[str]]:
         servers = McpServers(
             list(chosen.values()), workspace, os.environ, env_policy=policy,
@@ -126,6 +136,8 @@ def _list(workspace: Path) -> int:
         print(f"agent: {notice}", file=sys.stderr)
     for status in statuses:
         print(_describe(status))
+        if status.config.name in cooled:
+            print(f"    (its breaker was open, {cooled[status.config.name]}; reset by this check)")
     if found and not trusted:
         for server in found:
             print(f"{server.name}  [workspace {local}, not trusted]  not started")
@@ -153,6 +165,8 @@ def _describe(status: ServerStatus) -> str:
         state = f"ok, {count} tool{'' if count == 1 else 's'}"
     elif status.state == "disabled":
         state = "disabled"
+    elif status.state == "cooling":
+        state = status.reason
     else:
         state = f"failed: {status.reason}"
     lines = [f"{config.name}  [{where}]  {state}"]

@@ -122,7 +122,12 @@ class Workbench(Protocol):
     (wiring's `Bench`). The blocking ones are called in a thread."""
 
     def mcp_servers(self) -> Listing:
-        """(name, how it starts, which file) per server; raises AgentError on a bad file."""
+        """(name, how it starts, which file, its breaker's state) per server; raises
+        AgentError on a bad file."""
+        ...
+
+    def restart_mcp(self, name: str) -> str:
+        """Reset the server's breaker (its next call starts it); what to say of it."""
         ...
 
     def skills(self) -> Listing:
@@ -351,16 +356,23 @@ class Interactive:
             return Reply(result.error, "error")
         return Reply("")  # the session's own notice says what was compacted
 
-    async def _mcp(self, _argument: str) -> Reply:
+    async def _mcp(self, argument: str) -> Reply:
         bench = self._bench("/mcp")
+        verb, _, name = argument.strip().partition(" ")
+        if verb == "restart" and name.strip():
+            return Reply(await asyncio.to_thread(bench.restart_mcp, name.strip()))
         servers = await asyncio.to_thread(bench.mcp_servers)
         if not servers.rows:
             text = "No MCP servers are configured. Add one with `agent mcp add NAME -- CMD ARGS`."
             return Reply("\n\n".join([text, *servers.warnings]))
-        lines = ["| server | how | from |", "|---|---|---|"]
-        lines += [f"| `{name}` | `{how}` | {source} |" for name, how, source in servers.rows]
+        lines = ["| server | how | from | state |", "|---|---|---|---|"]
+        rows = servers.rows
+        lines += [f"| `{n}` | `{how}` | {where} | {state} |" for n, how, where, state in rows]
         lines += [f"\n{w}" for w in servers.warnings]
-        lines.append("\nTheir tools and state: `agent mcp list`.")
+        lines.append(
+            "\nTheir tools: `agent mcp list`. One cooling down (it failed 3 times in a row) "
+            "is called again after `/mcp restart NAME`."
+        )
         return Reply("\n".join(lines))
 
     async def _skills(self, _argument: str) -> Reply:

@@ -28,14 +28,18 @@ import os
 import re
 import signal
 import tempfile
+import time
+import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agent_cli.errors import ToolError
+from agent_cli.providers.breaker import Clock
 from agent_cli.tools.base import ArgumentError, Effect, Tool, ToolContext, ToolResult
 from agent_cli.tools.environment import EnvironmentPolicy
+from agent_cli.tools.mcp_breakers import breaker_for, cooling, refusal
 from agent_cli.tools.mcp_listings import Listed, forget, from_sdk, listing_key, recall, remember
 
 if TYPE_CHECKING:
@@ -55,6 +59,8 @@ PROBE_TIMEOUT = 2.0
 EXIT_WAIT = 1.0
 """Seconds to collect the exit code of a server that stopped during a call."""
 MAX_TOOL_NAME = 64
+IDEMPOTENCY_KEY = "io.agent/idempotency-key"
+"""The `_meta` entry of a call that changes something: a server may drop a duplicate by it."""
 TITLE_MAX = 80
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -100,7 +106,7 @@ class ServerStatus(NamedTuple):
     """What `agent mcp list` shows of one server."""
 
     config: ServerConfig
-    state: str  # "ok", "failed", "disabled"
+    state: str  # "ok", "failed", "cooling" (its breaker is open), "disabled"
     reason: str
     tools: list[tuple[str, str]]  # (the name the model sees, first line of its description)
 
@@ -305,6 +311,7 @@ class _Server:
         env_policy: EnvironmentPolicy,
         start_timeout: float,
         sandbox: Sandbox | None = None,
+        clock: Clock = time.time,
     ) -> None:
         self.config = config
         self.sandbox = sandbox
@@ -313,6 +320,7 @@ class _Server:
         self.env_policy = env_policy  # what of it a stdio server inherits
         self.start_timeout = start_timeout
         self.key = listing_key(config.identity(workspace))
+        self.breaker = breaker_for(self.key, config.name, clock)
         self.listing: list[Listed] = []  # as the server listed its tools when it last started
         self.listed_anew = False  # a start listed other tools than were offered
         self.started_once = False
@@ -345,6 +353,18 @@ class _Server:
             remember(self.key, self.listing)
         else:
             forget(self.key)
+        return started
+
+    async def start_guarded(self) -> bool:
+        """`start`, behind the breaker: refused while it cools down, a failure counted."""
+        if not self.breaker.allow():
+            self.error = refusal(self.config.name, self.breaker).split(". Do without")[0]
+            return False
+        started = await self.start()
+        if started:
+            self.breaker.abandon()  # a start is no call: only a call's answer closes it
+        else:
+            self.breaker.failure(self.error)
         return started
 
     async def _start(self) -> bool:
@@ -453,19 +473,71 @@ class _Server:
                 Client(transport, mode="auto", cache=None, client_info=info)
             )
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
-        """Call `tool` within the entry's timeout; the server is (re)started first if need be."""
+    async def call(
+        self, tool: str, arguments: dict[str, Any], key: str = "",
+        warn: Callable[[str], None] | None = None,
+    ) -> ToolResult:  # fmt: skip
+        """Call `tool`, behind the server's breaker; `key`: the call's idempotency key.
+
+        A call whose connection was lost is sent once more with the same key (a server
+        that knows the key drops the duplicate). `warn` tells the person, once, that the
+        server's breaker opened.
+        """
+        name, breaker = self.config.name, self.breaker
+        if not breaker.allow():
+            return ToolResult(refusal(name, breaker), is_error=True)
+        try:
+            result, verdict = await self._attempt(tool, arguments, key)
+            if verdict == "lost" and key:
+                if self._failed(result, warn):
+                    return ToolResult(f"{result.text} {refusal(name, breaker)}", is_error=True)
+                log.debug("MCP call %s.%s sent again with the same key %s", name, tool, key)
+                again, verdict = await self._attempt(tool, arguments, key)
+                if again.is_error:
+                    same = again.text == result.text
+                    text = f"{result.text} Sent once more with the same idempotency key, it "
+                    text += "failed the same way." if same else f"failed again: {again.text}"
+                    again = ToolResult(text, is_error=True)
+                result = again
+        except BaseException:  # stopped: no verdict on the server
+            breaker.abandon()
+            raise
+        if verdict == "ok":
+            breaker.success()
+        elif verdict != "none" and self._failed(result, warn):
+            return ToolResult(f"{result.text} {refusal(name, breaker)}", is_error=True)
+        return result
+
+    def _failed(self, result: ToolResult, warn: Callable[[str], None] | None) -> bool:
+        """Count a failure; True (and the person told, the first time) if it opened the breaker."""
+        breaker = self.breaker
+        if not breaker.failure(result.text):
+            return False
+        if warn is not None and breaker.openings == 1:
+            warn(
+                f"The MCP server {self.config.name!r} failed {breaker.failures} times in a row; "
+                f"its tools are not called until {breaker.until_text()}. "
+                f"`/mcp restart {self.config.name}` or `agent mcp list` resets it."
+            )
+        return True
+
+    async def _attempt(
+        self, tool: str, arguments: dict[str, Any], key: str
+    ) -> tuple[ToolResult, str]:
+        """One delivery of the call, and its verdict on the server: "ok" (it answered),
+        "failed" (no start, no answer in time), "lost" (the connection broke: sent again),
+        "none" (closed by the session)."""
         name = self.config.name
         async with self._lock:
             if self.ended:
-                return ToolResult(f"The MCP server {name!r} was closed.", is_error=True)
+                return ToolResult(f"The MCP server {name!r} was closed.", is_error=True), "none"
             if not self.alive:
                 again = " again" if self.started_once else ""
                 offered = self.listing
                 await self.close()
                 if not await self.start():
                     text = f"The MCP server {name!r} could not be started{again}: {self.error}."
-                    return ToolResult(text, is_error=True)
+                    return ToolResult(text, is_error=True), "failed"
                 if self.listing != offered:
                     self.listed_anew = True  # its tools changed since they were offered
             if tool not in {t.name for t in self.listing}:
@@ -474,24 +546,28 @@ class _Server:
                     "changed since they were last listed. Its current tools are offered "
                     "from the next message."
                 )
-                return ToolResult(text, is_error=True)
+                return ToolResult(text, is_error=True), "ok"
             client = self._client
         import anyio
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED
 
         seconds = self.config.timeout_ms / 1000
+        meta: Any = {IDEMPOTENCY_KEY: key} if key else None
+        log.debug("MCP call %s.%s (idempotency key %s)", name, tool, key or "none")
         try:
             with anyio.fail_after(seconds):
-                return to_result(await client.call_tool(tool, arguments))
+                return to_result(await client.call_tool(tool, arguments, meta=meta)), "ok"
         except TimeoutError:
             text = f"The MCP server {name!r} did not answer within {seconds:g} s; the call ended."
             if not await _answers(client):
                 self._broken = True
                 text += " It does not answer at all now, so the next call starts it again."
+            return ToolResult(text, is_error=True), "failed"
         except MCPError as e:
             if e.code != CONNECTION_CLOSED:
-                return ToolResult(f"The MCP server {name!r} refused the call: {e}", is_error=True)
+                text = f"The MCP server {name!r} refused the call: {e}"
+                return ToolResult(text, is_error=True), "ok"
             self._broken = True
             codes = await _exit_codes(self._spawned)
             how = f" (exit code {codes[0]})" if codes else ""
@@ -503,7 +579,7 @@ class _Server:
             log.debug("MCP call %s.%s failed", name, tool, exc_info=True)
             self._broken = True
             text = f"The call to the MCP server {name!r} failed: {_reason(e)}."
-        return ToolResult(text, is_error=True)
+        return ToolResult(text, is_error=True), "lost"
 
     async def close(self) -> None:
         """End the connection and the server's process group; one still starting is killed."""
@@ -593,14 +669,16 @@ class McpServers:
         env_policy: EnvironmentPolicy | None = None,
         start_timeout: float = MCP_START_TIMEOUT,
         sandbox: Sandbox | None = None,
+        clock: Clock = time.time,
     ) -> None:
         """`env`: the user's whole environment; `env_policy` says what of it a stdio server
         inherits (the default: all but secret-looking names), before its entry's own `env`.
-        `sandbox`: where an entry with `"sandbox": true` starts."""
+        `sandbox`: where an entry with `"sandbox": true` starts; `clock`: the servers'
+        breakers' (wall-clock seconds)."""
         self.configs = list(configs)
         policy = env_policy or EnvironmentPolicy()
         self._servers = [
-            _Server(c, workspace, env, policy, start_timeout, sandbox)
+            _Server(c, workspace, env, policy, start_timeout, sandbox, clock)
             for c in self.configs
             if not c.disabled
         ]
@@ -657,7 +735,7 @@ class McpServers:
                 server.listing = kept
         if any(s.ended for s in self._servers):
             return [], []  # closed already: start nothing
-        answers = await asyncio.gather(*(server.start() for server in waiting))
+        answers = await asyncio.gather(*(server.start_guarded() for server in waiting))
         started = dict(zip(waiting, answers, strict=True))
         tools: list[Tool] = []
         notices: list[str] = []
@@ -670,7 +748,9 @@ class McpServers:
                     f"The MCP server {config.name!r} was left out: {server.error}. "
                     "Check it with `agent mcp list`."
                 )
-                self._status[config.name] = ServerStatus(config, "failed", server.error, [])
+                cooled = cooling(server.key)
+                state = ("cooling", cooled) if cooled else ("failed", server.error)
+                self._status[config.name] = ServerStatus(config, *state, [])
                 continue
             shown: list[tuple[str, str]] = []
             for listed in server.listing:
@@ -709,9 +789,19 @@ def _adapt(server: _Server, listed: Listed, name: str) -> McpTool:
     if schema.get("type") == "object":
         schema.setdefault("properties", {})
     remote = listed.name
+    keyed = listed.read_only_hint is not True  # a change, as far as the server says
 
-    async def call(_ctx: ToolContext, /, **arguments: Any) -> ToolResult:
-        return await server.call(remote, arguments)
+    async def call(ctx: ToolContext, /, **arguments: Any) -> ToolResult:
+        # The loop lends the call (item and run) as extra["call"]; tools cannot import it.
+        lent = ctx.extra.get("call")
+        item, run = getattr(lent, "item", None), getattr(lent, "run", None)
+        key = ""
+        if keyed:  # one key per call, kept on its item: a re-run of the call sends it again
+            key = getattr(item, "idempotency_key", "") or uuid.uuid4().hex
+            if item is not None:
+                item.idempotency_key = key
+        warn = None if run is None else lambda text: run.notice(text, "warn")
+        return await server.call(remote, arguments, key, warn)
 
     return McpTool(
         name=name,

@@ -147,7 +147,8 @@ def test_an_mcp_server_dying_or_hanging_mid_call_is_an_error_result_and_started_
     first, second, third = (json.loads(results[c])["pid"] for c in ("c1", "c3", "c5"))
     assert results["c2"] == (
         "The MCP server 'f' stopped during the call (exit code 3); the call did not finish. "
-        "It will be started again for the next call."
+        "It will be started again for the next call. Sent once more with the same idempotency "
+        "key, it failed the same way."
     )
     assert results["c4"] == (
         "The MCP server 'f' did not answer within 1 s; the call ended. "

@@ -13,6 +13,11 @@ default so the usual listing stays as it is);
 code (to see what a sandboxed server can reach);
 --http serves Streamable HTTP on 127.0.0.1:PORT instead of stdio.
 
+--starts FILE adds a line to FILE each time the server starts (to count restarts);
+--meta FILE adds tools `noted_read` (readOnlyHint), `noted_write` and `noted_once`
+(which ends the process the first time it is called) that record each call's
+`_meta` as a JSON line in FILE.
+
 --wait-for FILE holds the start (after --pids, --slow) until FILE exists, so a
 test decides when a server may go on starting; --naps FILE has `nap` add a line
 to FILE as each nap begins (to see that a call is under way).
@@ -42,7 +47,12 @@ def main() -> None:
     parser.add_argument("--http", type=int, default=0)
     parser.add_argument("--wait-for", default="")
     parser.add_argument("--naps", default="")
+    parser.add_argument("--starts", default="")
+    parser.add_argument("--meta", default="")
     options = parser.parse_args()
+    if options.starts:
+        with open(options.starts, "a") as out:
+            out.write(f"{os.getpid()}\n")
     pids = {"server": os.getpid()}
     if options.pids:
         write(options.pids, pids)
@@ -60,6 +70,8 @@ def main() -> None:
         # The SDK points fd 1 at stderr while it serves (prints cannot break the protocol);
         # a copy of the pipe taken now lets `garbage` write to the wire all the same.
         add_fault_tools(server, os.dup(1))
+    if options.meta:
+        add_meta_tools(server, options.meta)
     if options.shell:
 
         @server.tool()
@@ -195,6 +207,39 @@ def add_fault_tools(server, wire: int) -> None:
         """Stop the server's process (SIGSTOP) in the middle of the call: a hung server."""
         os.kill(os.getpid(), signal.SIGSTOP)
         return "thawed"
+
+
+def add_meta_tools(server, record: str) -> None:
+    """Tools that write down the `_meta` of each call they get (one JSON line each)."""
+    from mcp.server.mcpserver import Context
+    from mcp_types import ToolAnnotations
+
+    def note(tool: str, ctx: Context) -> None:
+        meta = ctx.request_context.meta or {}
+        with open(record, "a") as out:
+            out.write(json.dumps({"tool": tool, "meta": dict(meta)}) + "\n")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def noted_read(text: str, ctx: Context) -> str:
+        """Read something (says it is read-only)."""
+        note("noted_read", ctx)
+        return text
+
+    @server.tool()
+    def noted_write(text: str, ctx: Context) -> str:
+        """Change something."""
+        note("noted_write", ctx)
+        return text
+
+    @server.tool()
+    def noted_once(text: str, ctx: Context) -> str:
+        """Change something; the first delivery ends the server before it answers."""
+        note("noted_once", ctx)
+        marker = record + ".once"
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            os._exit(3)
+        return text
 
 
 if __name__ == "__main__":
