@@ -85,7 +85,6 @@ class ToolItem:
     rule: str = ""  # the rule (and its scope) that allowed this call, if one did
     read_only_hint: bool | None = None  # an MCP tool's own claim: shown, never trusted
     idempotency_key: str = ""  # an MCP call's `_meta` key (tools/mcp.py); "" for none
-    idempotency_key: str = ""  # an MCP call's `_meta` key (tools/mcp.py); "" for none
     # What language servers and check commands said of the files the call changed.
     diagnostics: tuple[Diagnostic, ...] = ()  # a tuple: an item's fields change by assignment
     id: str = field(default_factory=new_id)
