@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_cli import paths
 from agent_cli.errors import ConfigError
-from agent_cli.lsp.config import (
+from agent_cli.lsp.options import (
     DEFAULT_SETTLE_TIME,
     DEFAULT_START_TIMEOUT,
     LspSettings,
@@ -211,7 +211,7 @@ class Settings:
     shell_environment: EnvironmentPolicy = field(default_factory=EnvironmentPolicy)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     sandbox_off_by: str = ""  # who turned the sandbox off ("--sandbox off"), if a flag did
-    lsp: LspSettings = field(default_factory=LspSettings)  # language servers (lsp/config.py)
+    lsp: LspSettings = field(default_factory=LspSettings)  # language servers (lsp/options.py)
     checks: tuple[Check, ...] = ()  # the user's [[checks]]
     project_checks: tuple[Check, ...] = ()  # the project's: they run after a yes, as hooks
     warnings: tuple[str, ...] = ()

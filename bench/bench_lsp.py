@@ -22,7 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_cli.lsp.config import KNOWN, LspSettings
+from agent_cli.lsp.config import KNOWN
+from agent_cli.lsp.options import LspSettings
 from agent_cli.sandbox.launch import Sandbox, SandboxConfig
 from agent_cli.tools.base import ToolContext, ToolResult
 from agent_cli.tools.feedback import Feedback

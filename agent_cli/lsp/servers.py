@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from agent_cli import paths
-from agent_cli.lsp.config import DEFAULT_SETTLE_TIME, DEFAULT_START_TIMEOUT, Found, language_of
+from agent_cli.lsp.config import Found, language_of
 from agent_cli.lsp.diagnostics import REPORTED, SEVERITIES, Diagnostic, compare
+from agent_cli.lsp.options import DEFAULT_SETTLE_TIME, DEFAULT_START_TIMEOUT
 
 if TYPE_CHECKING:
     from agent_cli.lsp.client import Connection, Reported

@@ -29,14 +29,14 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from agent_cli.lsp.config import LspSettings, find_servers
-from agent_cli.lsp.diagnostics import Diagnostic, lines, ordered, summary
+from agent_cli.lsp.options import LspSettings
 from agent_cli.tools.base import Effect, FileChange, Tool, ToolContext, ToolRegistry, ToolResult
-from agent_cli.tools.checks import Check, CheckRun, run_check
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the rest is imported at its first use: this module is built per session
+    from agent_cli.lsp.diagnostics import Diagnostic
     from agent_cli.lsp.servers import Findings, LanguageServers
     from agent_cli.sandbox.launch import Sandbox
+    from agent_cli.tools.checks import Check, CheckRun
 
 __all__ = ["COMMAND_FILES", "Feedback", "Report", "Snapshot"]
 
@@ -45,6 +45,7 @@ COMMAND_FILES = 5
 SNAPSHOT_MAX_FILES = 20_000
 """Past this many watched files, what a command changed is not told."""
 
+NONE = "(?!)"  # a regex that matches nothing
 Snapshot = dict[str, tuple[int, int]]  # workspace-relative path → (size, mtime in ns)
 Trust = Callable[[], Awaitable[bool]]
 
@@ -84,10 +85,7 @@ class Feedback:
         self._project_checks = list(project_checks)
         self._trust = trust
         self._trusted: bool | None = None if (project_checks or lsp.project) else False
-        self._found = find_servers(lsp.configs(project_trusted=True), self.env.get("PATH"))
-        patterns = [p for entry in self._found if entry.program for p in entry.config.files]
-        # One regex for every server's name patterns: a command's snapshot asks it per file.
-        self._names = re.compile("|".join(fnmatch.translate(p) for p in patterns) or "(?!)")
+        self._names_found: re.Pattern[str] | None = None  # see _names
         self._servers: LanguageServers | None = None
         self._making: asyncio.Lock | None = None
         self._round: list[str] = []  # files changed in this round, in order
@@ -105,6 +103,18 @@ class Feedback:
     def any_running(self) -> bool:
         return self._servers is not None and self._servers.any_running
 
+    @property
+    def _names(self) -> re.Pattern[str]:
+        """One regex for the name patterns of every server found (a command's snapshot asks
+        it of each file); looked up on PATH at the first need, not when a session starts."""
+        if self._names_found is None:
+            from agent_cli.lsp.config import find_servers
+
+            found = find_servers(self.lsp.configs(project_trusted=True), self.env.get("PATH"))
+            patterns = [p for entry in found if entry.program for p in entry.config.files]
+            self._names_found = re.compile("|".join(map(fnmatch.translate, patterns)) or NONE)
+        return self._names_found
+
     def _lsp_wants(self, name: str) -> bool:
         return self._names.match(name) is not None
 
@@ -118,8 +128,12 @@ class Feedback:
 
     @property
     def watches(self) -> bool:
-        """Whether anything is fed back at all (else commands are not watched)."""
-        return self._names.pattern != "(?!)" or bool(self._checks or self._project_checks)
+        """Whether anything may be fed back at all (language servers on, or checks)."""
+        return self.lsp.enabled or bool(self._checks or self._project_checks)
+
+    def watching(self) -> bool:
+        """Whether a server was found or there are checks (else commands are not watched)."""
+        return self._names.pattern != NONE or bool(self._checks or self._project_checks)
 
     # ------------------------------------------------------------ trust
 
@@ -151,6 +165,7 @@ class Feedback:
             self._making = asyncio.Lock()
         async with self._making:
             if self._servers is None and not self.closed:
+                from agent_cli.lsp.config import find_servers
                 from agent_cli.lsp.servers import LanguageServers
 
                 trusted = not self.lsp.project or await self._is_trusted()
@@ -197,6 +212,8 @@ class Feedback:
 
     async def after_edit(self, ctx: ToolContext, change: FileChange, text: str) -> Report:
         """After `change` was written (as `text`): what the servers and checks say."""
+        from agent_cli.tools.checks import run_check
+
         relative, path = change.relative, change.path
         if not self.wants(relative) or self.closed:
             return Report()
@@ -227,6 +244,8 @@ class Feedback:
 
     async def after_command(self, ctx: ToolContext, before: Snapshot | None) -> Report:
         """After a command: what the servers and checks say of the files it changed."""
+        from agent_cli.tools.checks import run_check
+
         if before is None or self.closed:
             return Report()
         after = await asyncio.to_thread(self.snapshot)
@@ -266,6 +285,8 @@ class Feedback:
 
     async def end_round(self, ctx: ToolContext) -> Report:
         """After a round's calls: the `{files}` checks, with the files the round changed."""
+        from agent_cli.tools.checks import run_check
+
         files, self._round = self._round, []
         if not files or self.closed:
             return Report()
@@ -281,6 +302,8 @@ class Feedback:
     def _report(
         self, findings: Sequence[tuple[str, Findings | None]], runs: Sequence[CheckRun]
     ) -> Report:
+        from agent_cli.lsp.diagnostics import lines, ordered, summary
+
         parts: list[str] = []
         diagnostics: list[Diagnostic] = []
         notes: list[str] = self._untrusted_note()
@@ -319,7 +342,7 @@ class Feedback:
         from agent_cli.tools.lsp_tools import LSP_TOOLS
 
         equipped = [_watched(t) if t.effect is Effect.EXEC else t for t in tools]
-        if self._names.pattern != "(?!)":
+        if self.lsp.enabled:
             equipped += [replace(t, available=self.any_running) for t in LSP_TOOLS]
         return ToolRegistry(equipped)
 
@@ -343,6 +366,8 @@ def _watched(tool: Tool) -> Tool:
     async def watched(ctx: ToolContext, **arguments: Any) -> ToolResult:
         feedback = ctx.feedback
         if feedback is None or ctx.read_only or arguments.get("background"):
+            return await inner(ctx, **arguments)
+        if not await asyncio.to_thread(feedback.watching):  # looks on PATH, once
             return await inner(ctx, **arguments)
         before = await asyncio.to_thread(feedback.snapshot)
         result = await inner(ctx, **arguments)

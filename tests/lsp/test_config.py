@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from agent_cli.errors import ConfigError
-from agent_cli.lsp.config import KNOWN, LspSettings, find_servers
+from agent_cli.lsp.config import KNOWN, find_servers
+from agent_cli.lsp.options import LspSettings
 from agent_cli.settings import load_settings
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.lsp.config import KNOWN, LspSettings
+from agent_cli.lsp.config import KNOWN
+from agent_cli.lsp.options import LspSettings
 from agent_cli.policy.modes import offered
 from agent_cli.tools.base import ToolContext, ToolRegistry, ToolResult
 from agent_cli.tools.builtin import builtin_tools

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_cli.lsp.config import KNOWN, LspSettings
+from agent_cli.lsp.config import KNOWN
+from agent_cli.lsp.options import LspSettings
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.feedback import Feedback
 from agent_cli.tools.files import read_file
