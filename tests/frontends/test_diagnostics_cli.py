@@ -148,3 +148,52 @@ async def test_agent_lsp_lists_the_servers_an_agent_runs_here(workspace, isolate
         assert f"(agent process {os.getpid()})" in out(result)
     finally:
         await servers.aclose()
+
+
+def user_config(isolated_home: Path, text: str) -> None:
+    config = isolated_home / "config" / "agent" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(text)
+
+
+def test_a_files_check_runs_once_after_the_round_and_joins_its_last_edit(
+    fake, workspace, isolated_home
+):
+    user_config(
+        isolated_home,
+        'lsp = false\n[[checks]]\nfiles = "*.txt"\ncommand = "echo {files}; exit 1"\n',
+    )
+    fake.add(
+        tool_calls(
+            ("c1", "write_file", json.dumps({"path": "a.txt", "content": "a\n"})),
+            ("c2", "write_file", json.dumps({"path": "b c.txt", "content": "b\n"})),
+        ),
+        text("Both written."),
+    )
+    result = agent(workspace, "run", "write them", "--yes", "--output", "json", fake=fake)
+    assert result.returncode == 0, err(result)
+    first, second = [i for i in json.loads(out(result))["items"] if i["kind"] == "tool"]
+    assert first["result"] == "Created a.txt (1 lines, 2 bytes)." and first["diagnostics"] == []
+    assert second["result"].endswith(
+        "[check `echo a.txt 'b c.txt'; exit 1` failed with exit code 1:]\na.txt b c.txt"
+    )
+    (check,) = second["diagnostics"]
+    assert check["source"] == "check: echo a.txt 'b c.txt'; exit 1" and check["code"] == "exit 1"
+    sent = [m for m in fake.requests[-1]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert "failed with exit code 1" in sent, "the model read it before its next answer"
+
+
+def test_a_projects_checks_do_not_run_until_its_file_is_trusted(fake, workspace, isolated_home):
+    user_config(isolated_home, "lsp = false\n")
+    project = workspace / ".agent" / "config.toml"
+    project.parent.mkdir()
+    project.write_text('[[checks]]\nfiles = "*.txt"\ncommand = "touch ran-it; exit 1"\n')
+    fake.add(
+        tool_calls(("c1", "write_file", json.dumps({"path": "a.txt", "content": "a\n"}))),
+        text("Written."),
+    )
+    result = agent(workspace, "run", "write it", "--yes", "--output", "json", fake=fake)
+    assert result.returncode == 0, err(result)
+    (edit,) = [i for i in json.loads(out(result))["items"] if i["kind"] == "tool"]
+    assert "(.agent/config.toml) were left out: that file is not trusted yet" in edit["result"]
+    assert not (workspace / "ran-it").exists()
