@@ -94,8 +94,8 @@ def test_a_stop_puts_what_waited_back_at_the_next_prompt(fake, workspace, pty_en
     child.expect_exact("steer:")  # shown above the live prompt
     child.expect_exact("keep this")
     child.send("\x03")  # Ctrl-C: the prompt is live, so it is a key that stops the run
-    child.expect_exact("keep this")
-    child.expect_exact(PROMPT)
+    child.expect_exact(PROMPT)  # the idle prompt is back...
+    child.expect_exact("keep this")  # ...with the given-back message as its text
     eventually_sync(lambda: len(fake.requests) == 1, "the stop")
     enter(child, "")  # the given-back text is the prompt's: Enter sends it
     child.expect_exact("Sent again.")

@@ -112,6 +112,8 @@ async def converse(wire: Wire, workspace: Path) -> Recorded:
         conversation = session.conversation
         ids = {conversation.id: "conversation"}
         ids.update((item.id, f"item {n}") for n, item in enumerate(conversation.items))
+        turns = (getattr(item, "turn", "") for item in conversation.items)
+        ids.update((turn, f"turn {n}") for n, turn in enumerate(turns) if turn)
         items = [item_to_json(item) for item in conversation.items]
         return Recorded(
             _without_ids(seen, ids), _without_ids(items, ids), result.reason, fake.requests
