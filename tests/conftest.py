@@ -20,6 +20,10 @@ AGENT_VARIABLES = (
     "OPENAI_BASE_URL",
     "ANTHROPIC_API_KEY",
 )
+# A terminal's size, as pytest-xdist sets it for its workers (80x24): a test, and what it
+# starts on a pseudo-terminal of its own size, sees the same in a parallel run as in a
+# serial one (else Rich wraps at 80 columns on a 120-column terminal).
+TERMINAL_VARIABLES = ("COLUMNS", "LINES")
 
 
 @pytest.fixture(autouse=True)
@@ -35,6 +39,6 @@ def isolated_home(
         (home / sub).mkdir()
         monkeypatch.setenv(name, str(home / sub))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
-    for name in AGENT_VARIABLES:
+    for name in (*AGENT_VARIABLES, *TERMINAL_VARIABLES):
         monkeypatch.delenv(name, raising=False)
     return home

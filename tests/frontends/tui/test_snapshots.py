@@ -71,6 +71,13 @@ async def steady_cursor(pilot) -> None:
         # it thinks it has no focus hides the cursor for good.
         await eventually(lambda: focused.has_focus, "the input to take the focus")
         focused.cursor_blink = False
+        # Textual's TextArea keys its cache of drawn lines on the cursor only while it
+        # blinks: a line drawn with the cursor in its off half (or before the focus) would
+        # be shown again as it was. Lines are drawn afresh from here.
+        line_cache = getattr(focused, "_line_cache", None)
+        if line_cache is not None:
+            line_cache.clear()
+            focused.refresh()
     await pilot.pause()
 
 
