@@ -449,6 +449,7 @@ class Interactive:
         for listener in self.on_switch:
             listener(session)
 
+
 def _cell(text: str) -> str:
     """One line of text that cannot break a Markdown table row."""
     line = " ".join(text.split())
