@@ -77,7 +77,7 @@ class Feedback:
         sandbox: Sandbox | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        self.workspace = workspace
+        self.workspace = workspace.resolve()  # the servers know files by their real paths
         self.lsp = lsp
         self.sandbox = sandbox
         self.env = dict(os.environ if env is None else env)
