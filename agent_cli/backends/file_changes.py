@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_cli.tools.search import FileStats, file_stats
+
 SNAPSHOT_MAX_FILES = 100_000  # past this many files, changes are not listed
 CHANGES_LISTED = 10  # files named in the notice; the rest are counted
 
-Snapshot = dict[str, tuple[int, int]]  # workspace-relative path → (size, mtime in ns)
+Snapshot = FileStats
 
 
 def snapshot(root: Path) -> Snapshot | None:
@@ -20,20 +22,7 @@ def snapshot(root: Path) -> Snapshot | None:
 
     Blocking: call it in a thread.
     """
-    from agent_cli.tools.search import walk
-
-    files: Snapshot = {}
-    for relative, entry, is_dir in walk(str(root), ordered=False):
-        if is_dir:
-            continue
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        files[relative] = (info.st_size, info.st_mtime_ns)
-        if len(files) > SNAPSHOT_MAX_FILES:
-            return None
-    return files
+    return file_stats(root, SNAPSHOT_MAX_FILES)
 
 
 def compare(before: Snapshot, after: Snapshot) -> list[tuple[str, str]]:

@@ -227,20 +227,9 @@ class Feedback:
 
     def snapshot(self) -> Snapshot | None:
         """Size and mtime of each watched file (blocking: call it in a thread)."""
-        from agent_cli.tools.search import walk
+        from agent_cli.tools.search import file_stats
 
-        files: Snapshot = {}
-        for relative, entry, is_dir in walk(str(self.workspace), ordered=False):
-            if is_dir or not self.wants(relative):
-                continue
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            files[relative] = (info.st_size, info.st_mtime_ns)
-            if len(files) > SNAPSHOT_MAX_FILES:
-                return None
-        return files
+        return file_stats(self.workspace, SNAPSHOT_MAX_FILES, self.wants)
 
     async def after_command(self, ctx: ToolContext, before: Snapshot | None) -> Report:
         """After a command: what the servers and checks say of the files it changed."""

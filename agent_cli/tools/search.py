@@ -18,6 +18,7 @@ import re
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any, AnyStr, Literal
 
 from agent_cli.tools.base import Effect, ToolContext, ToolResult, tool
@@ -149,6 +150,28 @@ def walk(
         ):
             stack.append((iter(_entries(entry.path, ordered)), relative, depth + 1))
 
+
+
+FileStats = dict[str, tuple[int, int]]  # workspace-relative path → (size, mtime in ns)
+
+
+def file_stats(
+    root: Path, limit: int, wanted: Callable[[str], bool] | None = None
+) -> FileStats | None:
+    """Size and mtime of each file `walk` finds (and `wanted` keeps); None past `limit`
+    files. Blocking: call it in a thread. What a command changed is told by two of them."""
+    files: FileStats = {}
+    for relative, entry, is_dir in walk(str(root), ordered=False):
+        if is_dir or (wanted is not None and not wanted(relative)):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        files[relative] = (info.st_size, info.st_mtime_ns)
+        if len(files) > limit:
+            return None
+    return files
 
 def _folder(ctx: ToolContext, path: str) -> tuple[str, str] | str:
     """(real folder, its workspace-relative prefix) or an error sentence."""
