@@ -14,13 +14,8 @@ from agent_cli.tools.base import ToolContext
 from agent_cli.tools.shell import exec_shell_command
 from agent_cli.tools.workspace import Workspace
 from tests.sandbox.conftest import make_sandbox
+from tests.support.processes import group_members
 from tests.support.waiting import GENEROUS, eventually_sync
-
-
-def live(pgid: int) -> list[str]:
-    table = subprocess.run(["ps", "-eo", "pgid=,stat=,args="], capture_output=True, text=True)
-    rows = [line.split(None, 2) for line in table.stdout.splitlines()]
-    return [row[2] for row in rows if int(row[0]) == pgid and not row[1].startswith("Z")]
 
 
 async def test_a_background_command_is_confined_and_ended(kind: str, tmp_path: Path, outside):
@@ -44,10 +39,10 @@ async def test_a_background_command_is_confined_and_ended(kind: str, tmp_path: P
         assert (tmp_path / "here.txt").read_text() == "inside\n"
         assert not (outside / "escaped.txt").exists()
         pgid = job.process.pid
-        assert live(pgid) and working_in(tmp_path)
+        assert group_members(pgid) and working_in(tmp_path)
     finally:
         await shells.aclose()
-    assert live(pgid) == [] and not working_in(tmp_path)
+    assert group_members(pgid) == [] and not working_in(tmp_path)
     assert job.exited
 
 
@@ -79,7 +74,9 @@ def test_a_sandboxed_background_command_dies_with_a_killed_agent(kind: str, tmp_
     )
     assert agent.returncode == -signal.SIGKILL, agent.stderr
     pgid = int(agent.stdout.strip())
-    eventually_sync(lambda: live(pgid) == [], "the sandboxed command's group ended", GENEROUS)
+    eventually_sync(
+        lambda: group_members(pgid) == [], "the sandboxed command's group ended", GENEROUS
+    )
     eventually_sync(lambda: not working_in(tmp_path), "no process of it is left", GENEROUS)
 
 

@@ -26,17 +26,11 @@ from agent_cli.tools.base import ToolContext
 from agent_cli.tools.shell import exec_shell_command
 from agent_cli.tools.workspace import Workspace
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls
+from tests.support.processes import group_members
 from tests.support.sessions import make_session
 from tests.support.waiting import GENEROUS, eventually_sync
 
 WAIT = 30  # shell_output's longest wait: it returns as soon as there is output
-
-
-def live(pgid: int) -> list[str]:
-    """The group's processes that are not zombies."""
-    table = subprocess.run(["ps", "-eo", "pgid=,stat=,args="], capture_output=True, text=True)
-    rows = [line.split(None, 2) for line in table.stdout.splitlines()]
-    return [row[2] for row in rows if int(row[0]) == pgid and not row[1].startswith("Z")]
 
 
 @pytest.fixture
@@ -90,10 +84,10 @@ async def test_a_background_command_is_read_twice_then_killed(ctx, shells, tmp_p
     assert "[bg1: running]" in await read(ctx, "bg1", wait=0)  # nothing new: said so
     (tmp_path / "go").touch()
     assert "second" in await read_until(ctx, "bg1", "second")
-    assert len(live(job.process.pid)) >= 3  # the shell, and the sleeps it started
+    assert len(group_members(job.process.pid)) >= 3  # the shell, and the sleeps it started
     killed = (await shell_kill.run(ctx, {"id": "bg1"})).text
     assert killed.startswith("bg1 ended.") and "[bg1: killed by SIGTERM]" in killed
-    assert live(job.process.pid) == []
+    assert group_members(job.process.pid) == []
     again = (await shell_kill.run(ctx, {"id": "bg1"})).text
     assert again.startswith("bg1 had ended already.")
 
@@ -140,9 +134,9 @@ async def test_closing_the_shells_ends_every_group_and_no_new_one_starts(ctx, sh
     await start(ctx, "sleep 100 & sleep 100 & wait")
     await start(ctx, "trap '' TERM; sleep 100")  # ignores SIGTERM: SIGKILL after the grace
     groups = [job.process.pid for job in shells.all()]
-    assert all(live(pgid) for pgid in groups)
+    assert all(group_members(pgid) for pgid in groups)
     await shells.aclose()
-    assert [live(pgid) for pgid in groups] == [[], []]
+    assert [group_members(pgid) for pgid in groups] == [[], []]
     refused = await exec_shell_command.run(ctx, {"command": "sleep 1", "background": True})
     assert refused.is_error and "session is ending" in refused.text
 
@@ -190,7 +184,7 @@ def test_a_background_command_dies_with_a_killed_agent(tmp_path: Path):
     )
     assert agent.returncode == -signal.SIGKILL, agent.stderr
     pgid = int(agent.stdout.strip())
-    eventually_sync(lambda: live(pgid) == [], "the command ended", GENEROUS)
+    eventually_sync(lambda: group_members(pgid) == [], "the command ended", GENEROUS)
 
 
 # ------------------------------------------------------------------ through a session
@@ -230,7 +224,7 @@ async def test_the_model_starts_reads_and_is_told_of_it_next_message(
     finally:
         await session.aclose()
         await route.aclose()
-    assert live(pgid) == []  # the session's end ended it
+    assert group_members(pgid) == []  # the session's end ended it
 
 
 async def test_shells_kill_ends_one_and_says_so(tmp_path: Path, shells, ctx):

@@ -4,19 +4,13 @@ ends them all (the session ends when `agent` closes it after the app)."""
 from __future__ import annotations
 
 import json
-import subprocess
 
 from agent_cli.frontends.interactive import Interactive
 from agent_cli.frontends.tui.app import AgentApp
 from agent_cli.frontends.tui.picker import Picker
 from tests.frontends.tui.support import SIZE, send, settle, until
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls
-
-
-def live(pgid: int) -> list[str]:
-    table = subprocess.run(["ps", "-eo", "pgid=,stat=,args="], capture_output=True, text=True)
-    rows = [line.split(None, 2) for line in table.stdout.splitlines()]
-    return [row[2] for row in rows if int(row[0]) == pgid and not row[1].startswith("Z")]
+from tests.support.processes import group_members
 
 
 def start(command: str, call_id: str = "c1") -> object:
@@ -24,9 +18,7 @@ def start(command: str, call_id: str = "c1") -> object:
     return tool_calls((call_id, "exec_shell_command", args))
 
 
-async def test_shells_opens_a_picker_that_ends_the_chosen_command(
-    app: AgentApp, fake: FakeOpenAI
-):
+async def test_shells_opens_a_picker_that_ends_the_chosen_command(app: AgentApp, fake: FakeOpenAI):
     fake.add(start("sleep 300"), text("It runs."))
     async with app.run_test(size=SIZE) as pilot:
         app.session.set_mode("full")
@@ -39,7 +31,7 @@ async def test_shells_opens_a_picker_that_ends_the_chosen_command(
         await until(pilot, lambda: isinstance(app.screen, Picker))
         await pilot.press("enter")
         await until(pilot, lambda: not shells.running())
-        assert live(pgid) == []
+        assert group_members(pgid) == []
 
 
 async def test_quitting_ends_every_background_command(
@@ -53,7 +45,7 @@ async def test_quitting_ends_every_background_command(
         shells = app.session.shells
         assert shells is not None
         pgid = shells.running()[0].process.pid
-        assert live(pgid)
+        assert group_members(pgid)
         await send(pilot, app, "/quit")
     await interactive.aclose()  # what `agent` does once the app has ended
-    assert live(pgid) == []
+    assert group_members(pgid) == []
