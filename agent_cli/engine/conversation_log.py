@@ -6,6 +6,12 @@ it replaces the one there, or (N being how many there are) comes after them.
 has; it commits the records before it. A save appends the items it changed,
 then a header, in one write, flushed to disk before the save returns.
 
+A rewind (`/rewind`) appends `{"rewind": {"at": N, "time": T}}`: the items from
+position N on leave the conversation for its history (`Conversation.rewound`),
+their records staying where they are in the log. A log rewritten whole gives
+each earlier rewind as `{"rewound": {"at": N, "time": T, "items": [...]}}`, with
+the items it took out, before the conversation's own items.
+
 Reading applies records only up to the last header: a save cut short (a kill,
 a full disk) leaves the conversation as the save before it left it, and its
 torn last line is never read. A log whose other lines do not read is damaged
@@ -20,7 +26,14 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agent_cli.engine.items import AssistantItem, Conversation, Item, item_to_json
+from agent_cli.engine.items import (
+    AssistantItem,
+    Conversation,
+    Item,
+    Rewound,
+    item_to_json,
+    rewound_to_json,
+)
 
 SEPARATORS = (",", ":")
 HEADER_START = b'{"header":'
@@ -52,6 +65,21 @@ def header_record(conversation: Conversation) -> bytes:
     return f'{{"header":{text}}}\n'.encode()
 
 
+def rewind_record(rewound: Rewound) -> bytes:
+    """A rewind as it happens: the items it takes out are in the log already."""
+    return _record("rewind", {"at": rewound.at, "time": rewound.time})
+
+
+def rewound_record(rewound: Rewound) -> bytes:
+    """An earlier rewind in a log rewritten whole: with the items it took out."""
+    return _record("rewound", rewound_to_json(rewound))
+
+
+def _record(key: str, value: dict[str, Any]) -> bytes:
+    text = json.dumps(value, ensure_ascii=False, separators=SEPARATORS)
+    return f'{{"{key}":{text}}}\n'.encode()
+
+
 def fingerprint(item: Item) -> Fingerprint:
     """Equal exactly when the item's record would be: cheaper than encoding it to compare."""
     values = tuple(vars(item).values())
@@ -70,7 +98,8 @@ def read_log(data: bytes) -> dict[str, Any]:
     *lines, last = data.split(b"\n")
     header: dict[str, Any] | None = None
     items: list[dict[str, Any]] = []
-    pending: list[tuple[int, dict[str, Any]]] = []
+    rewound: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
     if last:  # no newline after it: torn, unless it happens to be a whole record
         with contextlib.suppress(ValueError):
             json.loads(last)
@@ -80,23 +109,39 @@ def read_log(data: bytes) -> dict[str, Any]:
             continue
         record = json.loads(line)
         if "header" in record:
-            for at, item in pending:
-                if at == len(items):
-                    items.append(item)
-                elif 0 <= at < len(items):
-                    items[at] = item
-                else:
-                    raise ValueError(f"an item at {at} of {len(items)}")
+            for done in pending:
+                _apply(done, items, rewound)
             pending = []
             header = dict(record["header"])
         else:
-            pending.append((record["at"], record["item"]))
+            pending.append(record)
     if header is None:
         raise ValueError("the log holds no complete save")
     count = header.pop("items")
     if count != len(items):
         raise ValueError(f"its last save names {count} items, the log holds {len(items)}")
-    return {**header, "items": items}
+    return {**header, "items": items, **({"rewound": rewound} if rewound else {})}
+
+
+def _apply(record: dict[str, Any], items: list[dict[str, Any]], rewound: list[Any]) -> None:
+    """One committed record: an item put at its position, a rewind, an earlier rewind."""
+    if "rewound" in record:
+        rewound.append(record["rewound"])
+        return
+    if "rewind" in record:
+        at = record["rewind"]["at"]
+        if not 0 <= at <= len(items):
+            raise ValueError(f"a rewind to {at} of {len(items)} items")
+        rewound.append({**record["rewind"], "items": items[at:]})
+        del items[at:]
+        return
+    at, item = record["at"], record["item"]
+    if at == len(items):
+        items.append(item)
+    elif 0 <= at < len(items):
+        items[at] = item
+    else:
+        raise ValueError(f"an item at {at} of {len(items)}")
 
 
 def last_header(path: Path) -> dict[str, Any]:

@@ -174,6 +174,29 @@ def item_from_json(data: dict[str, Any]) -> Item:
     return cls(**values)
 
 
+@dataclass
+class Rewound:
+    """Items a rewind took out of the conversation (`/rewind`): kept, readable, never sent.
+
+    They stood at position `at` (the first of them is the user message rewound to),
+    and were taken out at `time`.
+    """
+
+    at: int
+    items: list[Item]
+    time: float = field(default_factory=time.time)
+
+
+def rewound_to_json(rewound: Rewound) -> dict[str, Any]:
+    items = [item_to_json(item) for item in rewound.items]
+    return {"at": rewound.at, "time": rewound.time, "items": items}
+
+
+def rewound_from_json(data: dict[str, Any]) -> Rewound:
+    items = [item_from_json(item) for item in data.get("items", [])]
+    return Rewound(int(data["at"]), items, float(data.get("time", 0.0)))
+
+
 def _diagnostic(data: dict[str, Any]) -> Diagnostic:
     from agent_cli.lsp.diagnostics import Diagnostic  # only when there are some
 
@@ -197,6 +220,7 @@ class Conversation:
     pid: int = 0  # the process running it, while `state` is "running"
     items: list[Item] = field(default_factory=list)
     plan: Plan | None = None  # the agent's plan (update_plan, or an external agent's)
+    rewound: list[Rewound] = field(default_factory=list)  # what rewinds took out, oldest first
 
     def set_title_from(self, prompt: str) -> None:
         if not self.title:
@@ -210,7 +234,10 @@ class Conversation:
         return None
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.header_json(), "items": [item_to_json(i) for i in self.items]}
+        data = {**self.header_json(), "items": [item_to_json(i) for i in self.items]}
+        if self.rewound:
+            data["rewound"] = [rewound_to_json(r) for r in self.rewound]
+        return data
 
     def header_json(self) -> dict[str, Any]:
         """Everything but the items (the store serialises those one by one)."""
@@ -248,6 +275,7 @@ class Conversation:
             pid=data.get("pid", 0),
             items=[item_from_json(i) for i in data.get("items", [])],
             plan=plan_from_json(data.get("plan")),
+            rewound=[rewound_from_json(r) for r in data.get("rewound", [])],
         )
 
     def mark_running(self) -> None:

@@ -34,6 +34,7 @@ from agent_cli.engine.items import (
     Item,
     NoticeItem,
     NoticeLevel,
+    Rewound,
     SummaryItem,
     ToolItem,
     UserItem,
@@ -163,6 +164,65 @@ class Session:
         if self._backend is not None:
             backend, self._backend = self._backend, None
             await backend.aclose()
+
+    def rewind_points(self) -> list[UserItem]:
+        """The earlier messages a rewind can go back to, oldest first: the person's own
+        (not a sub-agent's prompt), after which the conversation can be cut cleanly."""
+        items = self.conversation.items
+        points: list[UserItem] = []
+        open_tasks: set[str] = set()  # ids of the `task` items whose sub-agents go on later
+        last_seen = {item.parent: index for index, item in enumerate(items) if item.parent}
+        for index, item in enumerate(items):
+            open_tasks = {task for task in open_tasks if last_seen[task] >= index}
+            if isinstance(item, UserItem) and not item.parent and not open_tasks:
+                points.append(item)
+            if item.id in last_seen:
+                open_tasks.add(item.id)
+        return points
+
+    def rewind(self, item_id: str) -> Rewound:
+        """Take the user message `item_id` and everything after it out of the conversation.
+
+        What is taken out is kept in its history (`conversation.rewound`, stored and
+        searchable), never sent again. The files are not touched (the front end offers
+        that, through the checkpoints); the message's text is the caller's to put back.
+        """
+        conversation = self.conversation
+        if self.running:
+            raise UsageError("A run is going on — stop it first (Ctrl+C), then rewind.")
+        if conversation.agent != "builtin":
+            raise UsageError(
+                f"This conversation is worked by {conversation.agent}, whose session is its "
+                "own: it cannot be rewound. Hand it back with `/agent builtin`, or start "
+                "again with `/new`."
+            )
+        points = self.rewind_points()
+        chosen = next((point for point in points if point.id == item_id), None)
+        if chosen is None:
+            raise UsageError(
+                f"There is no message {item_id!r} to rewind to — `/rewind` lists them."
+            )
+        at = next(index for index, item in enumerate(conversation.items) if item is chosen)
+        rewound = Rewound(at, conversation.items[at:])
+        conversation.rewound.append(rewound)
+        del conversation.items[at:]
+        self.save()
+        return rewound
+
+    def fork(self) -> Conversation:
+        """Save a copy of the conversation under a new id (`/fork`); the copy, to go on in.
+
+        This one stays as it is; the copy is independent of it (see `Store.fork`).
+        """
+        if self.running:
+            raise UsageError("A run is going on — stop it first (Ctrl+C), then fork.")
+        if self._store is None:
+            raise UsageError(
+                "Conversations are not being saved in this session (--no-save), so there "
+                "is nothing to fork — start the agent without --no-save."
+            )
+        self.save()
+        return self._store.fork(self.conversation)
 
     def _add(self, item: Item) -> None:
         self.conversation.items.append(item)

@@ -22,6 +22,8 @@ import builtins
 import contextlib
 import json
 import os
+import shutil
+import time
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -38,11 +40,14 @@ from agent_cli.engine.conversation_log import (
     item_record,
     last_header,
     read_log,
+    rewind_record,
+    rewound_record,
 )
-from agent_cli.engine.items import Conversation, NoticeItem
+from agent_cli.engine.items import Conversation, NoticeItem, new_conversation_id
 from agent_cli.errors import NoSuchConversation, StoreError
 
 SUFFIX = ".jsonl"
+MEDIA_SUFFIX = ".media"  # the folder beside a log that holds its images
 WHOLE_SUFFIX = ".json"  # a conversation stored whole, before the log
 COMPACT_RATIO = 2  # a log is rewritten once it holds this many times what it says
 START_SLACK_SECONDS = 2.0  # /proc's start times are rounded to whole seconds (btime)
@@ -70,6 +75,7 @@ class _Written:
     count: int
     live: int  # bytes the log would hold rewritten: every item's last record and a header
     header: int  # bytes of the last header record
+    rewound: int = 0  # how many of the conversation's rewinds the log holds
 
 
 class Store:
@@ -108,19 +114,28 @@ class Store:
         written = self._written.get(conversation.id)
         if written is None:
             return False
-        items, count = conversation.items, written.count
-        if len(items) < count or (count and _position(written, items[count - 1].id) != count - 1):
+        records: builtins.list[bytes] = []
+        known, count = written.items, written.count
+        if len(conversation.rewound) != written.rewound:
+            rewind = self._rewind(conversation, written)
+            if rewind is None:
+                return False
+            records.append(rewind)
+            count = conversation.rewound[-1].at
+            gone = {item.id for item in conversation.rewound[-1].items}
+            known = {i: entry for i, entry in known.items() if i not in gone}
+        items = conversation.items
+        if len(items) < count or (count and _position_in(known, items[count - 1].id) != count - 1):
             return False  # items were inserted or removed: the positions no longer hold
         if changed is None:
             positions: builtins.list[int] = list(range(count))
         else:
-            positions = [written.items[i][0] for i in changed if i in written.items]
+            positions = [known[i][0] for i in changed if i in known]
         fresh: dict[str, tuple[int, Fingerprint, int]] = {}
-        records: builtins.list[bytes] = []
-        live = written.live
+        live = written.live + sum(map(len, records))  # a rewind's items stay, as history
         for position in [*positions, *range(count, len(items))]:
             item = items[position]
-            before = written.items.get(item.id)
+            before = known.get(item.id)
             if before is not None and before[0] != position:
                 return False  # an item moved
             mark = fingerprint(item)
@@ -139,15 +154,31 @@ class Store:
         now = append(self.path(conversation.id), data, written.mark)
         if now is None:
             return False  # another process wrote it since: rewritten, the last writer wins
-        written.items.update(fresh)
+        known.update(fresh)
+        written.items, written.rewound = known, len(conversation.rewound)
         written.mark, written.count, written.live, written.header = (
             now, len(items), live, len(header)
         )  # fmt: skip
         return True
 
+    @staticmethod
+    def _rewind(conversation: Conversation, written: _Written) -> bytes | None:
+        """The record of the one rewind since the last save, when the log holds exactly the
+        items it took out, unchanged, at its end; None: the log is to be rewritten."""
+        if len(conversation.rewound) != written.rewound + 1:
+            return None
+        rewound = conversation.rewound[-1]
+        if rewound.at + len(rewound.items) != written.count:
+            return None
+        for position, item in enumerate(rewound.items, rewound.at):
+            entry = written.items.get(item.id)
+            if entry is None or entry[0] != position or entry[1] != fingerprint(item):
+                return None
+        return rewind_record(rewound)
+
     def _rewrite(self, conversation: Conversation) -> None:
         items: dict[str, tuple[int, Fingerprint, int]] = {}
-        records: builtins.list[bytes] = []
+        records = [rewound_record(rewound) for rewound in conversation.rewound]
         for position, item in enumerate(conversation.items):
             record = item_record(item, position)
             records.append(record)
@@ -159,8 +190,10 @@ class Store:
         mark = FileMark.of(write_atomically(path, data))
         with contextlib.suppress(FileNotFoundError):  # stored whole before: converted now
             path.with_suffix(WHOLE_SUFFIX).unlink()
-        count = len(conversation.items)
-        self._written[conversation.id] = _Written(mark, items, count, len(data), len(header))
+        count, rewound = len(conversation.items), len(conversation.rewound)
+        self._written[conversation.id] = _Written(
+            mark, items, count, len(data), len(header), rewound
+        )
 
     def load(self, conversation_id: str) -> Conversation:
         """Load by id (or a unique prefix); a run that died mid-way reads idle with a notice."""
@@ -195,6 +228,38 @@ class Store:
         """The most recently updated conversation of this workspace, if any."""
         summaries = self.list(workspace)
         return self.load(summaries[0].id) if summaries else None
+
+    def fork(self, conversation: Conversation) -> Conversation:
+        """Save a copy of the conversation under a new id, and return it.
+
+        The copy is independent: its own log, its own copy of the attached files. It is
+        idle (a copy of a running conversation is its last save), and an external
+        agent's session is not shared: that agent starts afresh in the copy.
+        """
+        copy = Conversation.from_json(conversation.to_json())
+        copy.id = new_conversation_id()
+        while self._exists(copy.id):  # two forks in the same second
+            copy.id = new_conversation_id()
+        copy.created = copy.updated = time.time()
+        copy.agent_session = ""
+        copy.mark_idle()
+        media = self.directory / f"{conversation.id}{MEDIA_SUFFIX}"
+        try:
+            if media.is_dir():
+                shutil.copytree(media, self.directory / f"{copy.id}{MEDIA_SUFFIX}")
+        except OSError as e:
+            raise StoreError(
+                f"Could not copy the attached files of conversation {conversation.id} "
+                f"({e.strerror or e}) — free some space or fix the folder's permissions."
+            ) from e
+        self.save(copy)
+        return copy
+
+    def _exists(self, conversation_id: str) -> bool:
+        return any(
+            (self.directory / f"{conversation_id}{suffix}").exists()
+            for suffix in (SUFFIX, WHOLE_SUFFIX)
+        )
 
     def remove(self, conversation_id: str) -> None:
         path = self._find(conversation_id)
@@ -234,8 +299,8 @@ class Store:
         return sorted(files, key=_mtime, reverse=True)
 
 
-def _position(written: _Written, item_id: str) -> int:
-    entry = written.items.get(item_id)
+def _position_in(known: dict[str, tuple[int, Fingerprint, int]], item_id: str) -> int:
+    entry = known.get(item_id)
     return -1 if entry is None else entry[0]
 
 
