@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.backends.subagents import Subagents
 from agent_cli.backends.subagent_definitions import Definitions
+from agent_cli.backends.subagents import Subagents
 from agent_cli.engine.items import AssistantItem, Conversation, UserItem
 from agent_cli.engine.session import Session
 from agent_cli.engine.store import Store, read_stored
@@ -147,7 +147,7 @@ def test_an_external_agents_conversation_cannot_be_rewound(tmp_path: Path) -> No
     conversation = Conversation(workspace=str(tmp_path), agent="claude-code")
     conversation.items.append(UserItem("hello"))
     session = Session(conversation, lambda _c: pytest.fail("no backend"), None)
-    with pytest.raises(UsageError, match="claude-code.*cannot be rewound"):
+    with pytest.raises(UsageError, match=r"claude-code.*cannot be rewound"):
         session.rewind(conversation.items[0].id)
     assert len(conversation.items) == 1
 
