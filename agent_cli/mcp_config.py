@@ -27,14 +27,17 @@ from typing import Any
 
 from agent_cli import paths
 from agent_cli.errors import ConfigError
-from agent_cli.tools.mcp import DEFAULT_CALL_TIMEOUT_MS, ServerConfig
+from agent_cli.tools.mcp import DEFAULT_CALL_TIMEOUT_MS, OAuthSettings, ServerConfig
 
 FILE_NAME = "mcp.json"
 TRUST_FILE = "mcp-trust.json"
 HTTP_TYPES = ("http", "streamable-http", "streamableHttp", "streamable_http")
 KNOWN_KEYS = frozenset(
     {"type", "command", "args", "env", "cwd", "timeout_ms", "url", "headers", "sandbox", "network"}
-    | {"allow", "deny", "disabled", "description"}
+    | {"allow", "deny", "disabled", "description", "oauth"}
+)
+OAUTH_KEYS = frozenset(
+    {"client_id", "client_secret_env", "client_metadata_url", "scopes", "callback_port"}
 )
 
 __all__ = [
@@ -177,19 +180,15 @@ def _entry(file: Path, source: str, name: str, entry: Any) -> tuple[ServerConfig
     if not isinstance(entry, dict):
         raise ConfigError(f"{file}: server {name!r} must be an object — fix it.")
     kind = entry.get("type")
-    if kind == "sse":
-        raise ConfigError(
-            f"{file}: server {name!r}: the SSE transport is not supported — use its Streamable "
-            'HTTP endpoint ("url") or its stdio command.'
-        )
-    if kind is not None and kind != "stdio" and kind not in HTTP_TYPES:
-        raise bad("type", '"stdio" or "http"')
+    if kind is not None and kind not in ("stdio", "sse") and kind not in HTTP_TYPES:
+        raise bad("type", '"stdio", "http" or "sse"')
     if ("command" in entry) == ("url" in entry):
         raise ConfigError(
             f'{file}: server {name!r} needs either "command" (a program) or "url" (Streamable '
             "HTTP), not both or neither — fix it."
         )
-    if (kind == "stdio" and "url" in entry) or (kind in HTTP_TYPES and "command" in entry):
+    remote = (*HTTP_TYPES, "sse")
+    if (kind == "stdio" and "url" in entry) or (kind in remote and "command" in entry):
         raise bad("type", f"consistent with {'command' if 'command' in entry else 'url'!r}")
     strings = _strings(entry, "args", bad)
     timeout = entry.get("timeout_ms", DEFAULT_CALL_TIMEOUT_MS)
@@ -212,6 +211,9 @@ def _entry(file: Path, source: str, name: str, entry: Any) -> tuple[ServerConfig
         raise bad("sandbox" if not isinstance(sandboxed, bool) else "network", "true or false")
     if sandboxed and "url" in entry:
         raise bad("sandbox", 'left out for a "url" server (only a stdio server runs here)')
+    oauth, unknown = _oauth(entry, bad)
+    if oauth is not None and "url" not in entry:
+        raise bad("oauth", 'left out for a "command" server (OAuth is for "url" servers)')
     server = ServerConfig(
         name=name,
         command=command,
@@ -228,8 +230,44 @@ def _entry(file: Path, source: str, name: str, entry: Any) -> tuple[ServerConfig
         network=network,
         source=source,
         file=file,
+        sse=kind == "sse",
+        oauth=oauth,
     )
-    return server, [k for k in entry if k not in KNOWN_KEYS]
+    return server, [k for k in entry if k not in KNOWN_KEYS] + unknown
+
+
+def _oauth(
+    entry: dict, bad: Callable[[str, str], ConfigError]
+) -> tuple[OAuthSettings | None, list[str]]:
+    """An entry's `"oauth"` object, and its unknown keys (named `oauth.KEY`)."""
+    if "oauth" not in entry:
+        return None, []
+    value = entry["oauth"]
+    if not isinstance(value, dict):
+        raise bad("oauth", 'an object, e.g. {"client_id": "…", "client_secret_env": "VAR"}')
+    for key in ("client_id", "client_secret_env", "client_metadata_url"):
+        if not isinstance(value.get(key, ""), str):
+            raise bad(f"oauth.{key}", "a string")
+    secret_env = value.get("client_secret_env", "")
+    if secret_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", secret_env):
+        raise bad("oauth.client_secret_env", "the name of an environment variable")
+    metadata_url = value.get("client_metadata_url", "")
+    if metadata_url and not metadata_url.startswith("https://"):
+        raise bad("oauth.client_metadata_url", "an https:// address")
+    scopes = value.get("scopes", [])
+    if not isinstance(scopes, list) or not all(isinstance(v, str) for v in scopes):
+        raise bad("oauth.scopes", "a list of strings")
+    port = value.get("callback_port", 0)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise bad("oauth.callback_port", "a port number (1-65535)")
+    settings = OAuthSettings(
+        client_id=value.get("client_id", ""),
+        client_secret_env=secret_env,
+        client_metadata_url=metadata_url,
+        scopes=tuple(scopes),
+        callback_port=port,
+    )
+    return settings, [f"oauth.{k}" for k in value if k not in OAUTH_KEYS]
 
 
 def _strings(entry: dict, key: str, bad: Callable[[str, str], ConfigError]) -> tuple[str, ...]:

@@ -194,7 +194,15 @@ def test_a_key_given_twice_is_an_error_naming_the_file_and_line(
         ({"command": "x", "timeout_ms": "5s"}, "'timeout_ms' must be a positive"),
         ({"command": ""}, "'command' must be a program"),
         ({"url": "ftp://x"}, "'url' must be an http"),
-        ({"type": "sse", "url": "http://x/sse"}, "SSE transport is not supported"),
+        ({"type": "sse", "command": "x"}, "'type' must be consistent"),
+        ({"type": "websocket", "url": "http://x"}, '\'type\' must be "stdio", "http" or'),
+        ({"url": "http://x", "oauth": "yes"}, "'oauth' must be an object"),
+        ({"url": "http://x", "oauth": {"client_id": 7}}, "'oauth.client_id' must be a string"),
+        ({"url": "http://x", "oauth": {"client_secret_env": "$X"}}, "an environment variable"),
+        ({"url": "http://x", "oauth": {"client_metadata_url": "http://c"}}, "an https://"),
+        ({"url": "http://x", "oauth": {"callback_port": 70000}}, "'oauth.callback_port'"),
+        ({"url": "http://x", "oauth": {"scopes": "a b"}}, "'oauth.scopes' must be a list"),
+        ({"command": "x", "oauth": {}}, "OAuth is for"),
         ({"type": "stdio", "url": "http://x"}, "'type' must be consistent"),
         ({"command": "x", "disabled": "yes"}, "'disabled' must be true or false"),
         ("npx", "must be an object"),
@@ -215,6 +223,32 @@ def test_a_bad_workspace_file_is_an_error_even_before_trust(workspace: Path):
     assert str(file) in str(caught.value)
     with pytest.raises(ConfigError, match="mcpServers"):
         pending_trust(workspace)
+
+
+def test_sse_entries_and_oauth_settings_are_read(workspace: Path):
+    oauth = {
+        "client_id": "agent-cli",
+        "client_secret_env": "LINEAR_SECRET",
+        "scopes": ["read", "write"],
+        "callback_port": 8765,
+        "shade": "blue",
+    }
+    user(
+        {
+            "mcpServers": {
+                "old": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+                "linear": {"url": "https://mcp.linear.app/mcp", "oauth": oauth},
+            }
+        }
+    )
+    servers, warnings = load_servers(workspace, trusted=never)
+    old, linear = servers
+    assert (old.kind, old.sse, old.oauth) == ("sse", True, None)
+    assert linear.kind == "http" and linear.oauth is not None
+    settings = linear.oauth
+    assert (settings.client_id, settings.client_secret_env) == ("agent-cli", "LINEAR_SECRET")
+    assert (settings.scopes, settings.callback_port) == (("read", "write"), 8765)
+    assert any("'oauth.shade'" in w and "'linear'" in w for w in warnings)
 
 
 def test_unknown_keys_warn(workspace: Path):

@@ -67,8 +67,24 @@ _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 @dataclass(frozen=True)
+class OAuthSettings:
+    """An entry's `"oauth"`: how the client is known to the server's authorization server.
+
+    Nothing here is needed: without it the client registers itself (dynamic client
+    registration) or, where the server supports it, names itself by `client_metadata_url`.
+    A secret is never written in the file: `client_secret_env` names the variable holding it.
+    """
+
+    client_id: str = ""
+    client_secret_env: str = ""
+    client_metadata_url: str = ""  # an https URL of this client's metadata document (CIMD)
+    scopes: tuple[str, ...] = ()  # asked for when neither the challenge nor the server says
+    callback_port: int = 0  # the loopback redirect's port (0: any free one)
+
+
+@dataclass(frozen=True)
 class ServerConfig:
-    """One `mcpServers` entry: `command` (stdio) or `url` (Streamable HTTP)."""
+    """One `mcpServers` entry: `command` (stdio) or `url` (Streamable HTTP, or legacy SSE)."""
 
     name: str
     command: str = ""
@@ -85,10 +101,12 @@ class ServerConfig:
     network: bool = False  # with `sandbox`: the network open to it
     source: str = "user"  # "user" or "workspace"
     file: Path | None = None
+    sse: bool = False  # a `url` server on the legacy HTTP+SSE transport (`"type": "sse"`)
+    oauth: OAuthSettings | None = None
 
     @property
     def kind(self) -> str:
-        return "http" if self.url else "stdio"
+        return ("sse" if self.sse else "http") if self.url else "stdio"
 
     def identity(self, workspace: Path) -> list[Any]:
         """Everything that decides what starts (and so what it lists), as written."""
@@ -100,6 +118,29 @@ class ServerConfig:
         if any(fnmatch.fnmatchcase(tool, p) for p in self.deny):
             return False
         return not self.allow or any(fnmatch.fnmatchcase(tool, p) for p in self.allow)
+
+
+@dataclass(frozen=True)
+class ClientHooks:
+    """What a session's MCP client answers its servers with, per server.
+
+    `options(config)`: more keyword arguments for the SDK's `Client` of that server (its
+    callbacks: elicitation, roots, messages); `auth(config)`: the `httpx2.Auth` of an HTTP
+    server (its OAuth login), or None. Both are asked each time the server starts.
+    """
+
+    options: Callable[[ServerConfig], Mapping[str, Any]] | None = None
+    auth: Callable[[ServerConfig], Any] | None = None
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What every server of a session starts with, besides its entry and environment."""
+
+    start_timeout: float
+    sandbox: Sandbox | None
+    clock: Clock
+    hooks: ClientHooks
 
 
 class ServerStatus(NamedTuple):
@@ -309,18 +350,17 @@ class _Server:
         workspace: Path,
         env: Mapping[str, str],
         env_policy: EnvironmentPolicy,
-        start_timeout: float,
-        sandbox: Sandbox | None = None,
-        clock: Clock = time.time,
+        setup: _Setup,
     ) -> None:
         self.config = config
-        self.sandbox = sandbox
+        self.sandbox = setup.sandbox
+        self.hooks = setup.hooks
         self.workspace = workspace
         self.env = env  # the user's whole environment: what an entry's ${VAR} names
         self.env_policy = env_policy  # what of it a stdio server inherits
-        self.start_timeout = start_timeout
+        self.start_timeout = setup.start_timeout
         self.key = listing_key(config.identity(workspace))
-        self.breaker = breaker_for(self.key, config.name, clock)
+        self.breaker = breaker_for(self.key, config.name, setup.clock)
         self.listing: list[Listed] = []  # as the server listed its tools when it last started
         self.listed_anew = False  # a start listed other tools than were offered
         self.started_once = False
@@ -436,14 +476,22 @@ class _Server:
             return expand(text, self.env, missing)
 
         async with contextlib.AsyncExitStack() as stack:
-            if config.url:
+            hooks = self.hooks
+            auth = hooks.auth(config) if hooks.auth is not None and config.url else None
+            if config.url and config.sse:
+                from mcp.client.sse import sse_client
+
+                headers = {k: value(v) for k, v in config.headers.items()}
+                transport: Any = sse_client(value(config.url), headers=headers, auth=auth)
+            elif config.url:
                 import httpx2
                 from mcp.client.streamable_http import streamable_http_client
 
                 headers = {k: value(v) for k, v in config.headers.items()}
-                http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300))
+                timeout = httpx2.Timeout(30, read=300)
+                http = httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth)
                 await stack.enter_async_context(http)
-                transport: Any = streamable_http_client(value(config.url), http_client=http)
+                transport = streamable_http_client(value(config.url), http_client=http)
             else:
                 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -469,8 +517,9 @@ class _Server:
                 names = ", ".join(sorted(missing))
                 self.notices.append(f"MCP server {config.name!r}: {names} not set; used empty.")
             info = Implementation(name="agent", version=__version__)
+            options = dict(hooks.options(config)) if hooks.options is not None else {}
             yield await stack.enter_async_context(
-                Client(transport, mode="auto", cache=None, client_info=info)
+                Client(transport, mode="auto", cache=None, client_info=info, **options)
             )
 
     async def call(
@@ -670,17 +719,17 @@ class McpServers:
         start_timeout: float = MCP_START_TIMEOUT,
         sandbox: Sandbox | None = None,
         clock: Clock = time.time,
+        hooks: ClientHooks | None = None,
     ) -> None:
         """`env`: the user's whole environment; `env_policy` says what of it a stdio server
         inherits (the default: all but secret-looking names), before its entry's own `env`.
         `sandbox`: where an entry with `"sandbox": true` starts; `clock`: the servers'
-        breakers' (wall-clock seconds)."""
+        breakers' (wall-clock seconds); `hooks`: the client's callbacks and HTTP auth."""
         self.configs = list(configs)
         policy = env_policy or EnvironmentPolicy()
+        setup = _Setup(start_timeout, sandbox, clock, hooks or ClientHooks())
         self._servers = [
-            _Server(c, workspace, env, policy, start_timeout, sandbox, clock)
-            for c in self.configs
-            if not c.disabled
+            _Server(c, workspace, env, policy, setup) for c in self.configs if not c.disabled
         ]
         self._loading: asyncio.Future[tuple[list[Tool], list[str]]] | None = None
         self.hints: dict[str, bool | None] = {}  # readOnlyHint by the name the model sees

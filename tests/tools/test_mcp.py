@@ -291,12 +291,22 @@ def test_structured_only_and_empty_results():
 @pytest.fixture
 def http_server(tmp_path: Path):
     """The test server on Streamable HTTP, in a subprocess on a free loopback port."""
+    yield from _served(tmp_path, "--http", "/mcp")
+
+
+@pytest.fixture
+def sse_server(tmp_path: Path):
+    """The test server on the legacy HTTP+SSE transport."""
+    yield from _served(tmp_path, "--sse", "/sse")
+
+
+def _served(tmp_path: Path, transport: str, path: str):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     log = (tmp_path / "http.log").open("w")
     process = subprocess.Popen(
-        [sys.executable, str(SERVER), "--name", "web", "--http", str(port)],
+        [sys.executable, str(SERVER), "--name", "web", transport, str(port)],
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -313,7 +323,7 @@ def http_server(tmp_path: Path):
             )
         time.sleep(0.05)
     try:
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}{path}"
     finally:
         process.kill()
         process.wait()
@@ -334,6 +344,26 @@ async def test_streamable_http_server_with_headers(workspace: Path, http_server:
         assert (await call(found["web_fail"], message="x")).is_error
     finally:
         await servers.aclose()
+
+
+async def test_an_sse_entry_uses_the_legacy_transport(workspace: Path, sse_server: str):
+    config = ServerConfig("web", url=sse_server, sse=True, headers={"X-Team": "${TEAM_NAME}"})
+    servers = McpServers([config], workspace, {"TEAM_NAME": "green"})
+    try:
+        tools, notices = await servers.tools()
+        assert notices == []
+        found = by_name(tools)
+        assert (await call(found["web_echo"], text="over sse")).text == "over sse"
+        assert (await call(found["web_header"], name="x-team")).text == "green"
+    finally:
+        await servers.aclose()
+    # The same address spoken to as Streamable HTTP is no MCP server: the transport mattered.
+    plain = McpServers([ServerConfig("web", url=sse_server)], workspace, {}, start_timeout=5)
+    try:
+        tools, notices = await plain.tools()
+        assert tools == [] and "left out" in notices[0]
+    finally:
+        await plain.aclose()
 
 
 # ---------------------------------------------------------- through the loop

@@ -1,7 +1,7 @@
 """A configurable MCP server for the tests, written with the official SDK.
 
     python server.py [--name N] [--pids FILE] [--slow SECONDS] [--child] [--garbage]
-                     [--faults] [--shell] [--http PORT]
+                     [--faults] [--shell] [--http PORT] [--sse PORT]
 
 --pids writes the server's pid to FILE first thing (JSON); --slow then sleeps
 (a server too slow to start); --child starts a `sleep` in the server's process
@@ -11,7 +11,8 @@ group and adds its pid to FILE (to see that a close ends the whole group);
 default so the usual listing stays as it is);
 --shell adds `sh`, which runs a command and answers with its output and exit
 code (to see what a sandboxed server can reach);
---http serves Streamable HTTP on 127.0.0.1:PORT instead of stdio.
+--http serves Streamable HTTP on 127.0.0.1:PORT instead of stdio; --sse, the legacy
+HTTP+SSE transport (`/sse`, `/messages/`).
 
 --starts FILE adds a line to FILE each time the server starts (to count restarts);
 --meta FILE adds tools `noted_read` (readOnlyHint), `noted_write` and `noted_once`
@@ -45,6 +46,7 @@ def main() -> None:
     parser.add_argument("--faults", action="store_true")
     parser.add_argument("--shell", action="store_true")
     parser.add_argument("--http", type=int, default=0)
+    parser.add_argument("--sse", type=int, default=0)
     parser.add_argument("--wait-for", default="")
     parser.add_argument("--naps", default="")
     parser.add_argument("--starts", default="")
@@ -81,6 +83,8 @@ def main() -> None:
 
     if options.http:
         server.run("streamable-http", host="127.0.0.1", port=options.http)
+    elif options.sse:
+        server.run("sse", host="127.0.0.1", port=options.sse)
     else:
         server.run()
 
