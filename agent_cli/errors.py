@@ -6,7 +6,8 @@ message (never a traceback, unless `--debug`) and exit with `exit_code`.
 
     AgentError                      exit 1
     ├── UsageError                  exit 2   a bad flag or argument
-    │   └── UnknownSkill                     no skill has the name given
+    │   ├── UnknownSkill                     no skill has the name given
+    │   └── ImageError                       a file that is not an image taken, or over the limit
     ├── ConfigError                 exit 2   a bad config file, no provider configured
     │   └── ThemeFileError                   a theme file that is skipped
     ├── ProviderError               exit 1   the model service failed
@@ -42,6 +43,10 @@ class UsageError(AgentError):
 
 class UnknownSkill(UsageError):
     """No skill is named so (`agent skills list` shows them)."""
+
+
+class ImageError(UsageError):
+    """Not a PNG, JPEG, GIF or WebP image, a damaged one, or one over the size limit."""
 
 
 class ConfigError(AgentError):

@@ -29,10 +29,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tools", "git", "tasks", "credentials"),
     ("lsp", "providers"),
     ("sandbox",),
+    ("media",),  # images and the person's attachments: the type everyone passes on
     ("errors", "paths", "logs", "durable", "__init__"),
 )
 # The engine's parts and what they stand on render nothing.
-CORE = ("engine", "backends", "providers", "tools", "policy", "sandbox", "lsp")
+CORE = ("engine", "backends", "providers", "tools", "policy", "sandbox", "lsp", "media")
 RANK = {part: rank for rank, layer in enumerate(LAYERS) for part in layer}
 
 

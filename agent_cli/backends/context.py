@@ -17,6 +17,7 @@ import json
 from collections.abc import Sequence
 
 from agent_cli.engine.items import AssistantItem, Item, SummaryItem, ToolItem, UserItem
+from agent_cli.media import Image
 from agent_cli.providers.base import Message, ToolCallSpec
 from agent_cli.tools.base import MODEL_RESULT_CAP, cap_for_model
 
@@ -30,6 +31,9 @@ ITEM_OVERHEAD_TOKENS = 8  # role markers and framing around each message
 DEFAULT_CONTEXT_WINDOW = 128_000
 # Room kept free for the answer when judging whether a request fits.
 ANSWER_RESERVE = 0.15
+# An image's tokens: about one per 750 pixels, services scale big ones down to ~1,600.
+PIXELS_PER_TOKEN = 750
+MAX_IMAGE_TOKENS = 1600
 
 # Context windows of well-known models, for servers that do not say (prefix match).
 KNOWN_WINDOWS = (
@@ -84,12 +88,28 @@ def item_messages(items: Sequence[Item], index: int) -> list[Message]:
     answer followed by one result for each of its calls (notices and calls: none)."""
     item = items[index]
     if isinstance(item, UserItem):
-        return [Message("user", item.text)]
+        return [user_message(item)]
     if isinstance(item, SummaryItem):
         return [Message("user", SUMMARY_HEADER + item.text)]
     if isinstance(item, AssistantItem) and (item.text or item.tool_calls):
         return answer_messages(item, call_results(items, index))
     return []
+
+
+def user_message(item: UserItem) -> Message:
+    """The person's text, then what they attached to it; their images beside it."""
+    parts = [item.text, *(a.for_model() for a in item.attachments)]
+    images, missing = present_images(item.images)
+    return Message("user", "\n\n".join(p for p in [*parts, *missing] if p), images=images)
+
+
+def present_images(images: tuple[Image, ...]) -> tuple[tuple[Image, ...], list[str]]:
+    """The images whose bytes are there, and a note for each that is not."""
+    if all(image.data for image in images):
+        return images, []
+    gone = "its stored file is gone, so it is not shown."
+    notes = [f"{image.label}: {gone}" for image in images if not image.data]
+    return tuple(image for image in images if image.data), notes
 
 
 def call_results(items: Sequence[Item], index: int) -> dict[str, ToolItem]:
@@ -117,7 +137,13 @@ def answer_messages(item: AssistantItem, results: dict[str, ToolItem]) -> list[M
 def result_message(call_id: str, item: ToolItem | None) -> Message:
     if item is None:
         return Message("tool", NOT_RUN, tool_call_id=call_id, is_error=True)
-    return Message("tool", result_for_model(item), tool_call_id=call_id, is_error=item.is_error)
+    text, images = result_for_model(item), tuple[Image, ...]()
+    if item.images and item.shortened:
+        text += "".join(f"\n{i.label} left out to save room." for i in item.images)
+    elif item.images:
+        images, missing = present_images(item.images)
+        text = "\n".join([text, *missing])
+    return Message("tool", text, tool_call_id=call_id, is_error=item.is_error, images=images)
 
 
 def result_for_model(item: ToolItem) -> str:
@@ -138,16 +164,27 @@ def arguments_for_model(arguments: str) -> str:
 
 def estimate_item(item: Item) -> int:
     """Tokens the model reads for one item: O(1), from lengths alone."""
+    images = 0
     if isinstance(item, ToolItem):
         cap = SHORTENED_CAP if item.shortened else MODEL_RESULT_CAP
         chars = min(len(item.result), cap) + len(item.args)
+        images = 0 if item.shortened else image_tokens(item.images)
     elif isinstance(item, AssistantItem):
         chars = len(item.text) + sum(len(c.arguments) + len(c.name) for c in item.tool_calls)
-    elif isinstance(item, UserItem | SummaryItem):
+    elif isinstance(item, UserItem):
+        chars = len(item.text) + sum(len(a.text) + len(a.label) for a in item.attachments)
+        images = image_tokens(item.images)
+    elif isinstance(item, SummaryItem):
         chars = len(item.text)
     else:
         return 0  # notices are not sent
-    return chars // CHARS_PER_TOKEN + ITEM_OVERHEAD_TOKENS
+    return chars // CHARS_PER_TOKEN + ITEM_OVERHEAD_TOKENS + images
+
+
+def image_tokens(images: tuple[Image, ...]) -> int:
+    return sum(
+        min(image.width * image.height // PIXELS_PER_TOKEN, MAX_IMAGE_TOKENS) for image in images
+    )
 
 
 def estimate(system: str, items: Sequence[Item], tools_chars: int = 0) -> int:

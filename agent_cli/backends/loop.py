@@ -757,5 +757,6 @@ def _finish(run: Run, item: ToolItem, result: ToolResult, state: str) -> None:
     item.diff = result.diff or item.diff
     item.file = result.file or item.file
     item.diagnostics = result.diagnostics or item.diagnostics
+    item.images = result.images or item.images
     item.state = state  # type: ignore[assignment]
     run.update(item, save=True)

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from agent_cli.media import Attachment, Image
 from agent_cli.providers.base import Usage
 from agent_cli.tools.plan import STATUSES, Plan, PlanStep
 
@@ -51,6 +53,10 @@ class ToolCall:
 class UserItem:
     kind: ClassVar[str] = "user"
     text: str
+    # What the person attached: images (stored beside the conversation, see store.py)
+    # and their context for this message (`@file`, `@folder`, a command's output).
+    images: tuple[Image, ...] = ()
+    attachments: tuple[Attachment, ...] = ()
     id: str = field(default_factory=new_id)
     parent: str = ""  # a sub-agent's item: the id of the `task` ToolItem it works for
     turn: str = ""  # the correlation id of the turn it started (its debug-log lines carry it)
@@ -87,6 +93,7 @@ class ToolItem:
     idempotency_key: str = ""  # an MCP call's `_meta` key (tools/mcp.py); "" for none
     # What language servers and check commands said of the files the call changed.
     diagnostics: tuple[Diagnostic, ...] = ()  # a tuple: an item's fields change by assignment
+    images: tuple[Image, ...] = ()  # what the result showed besides text (read_file, MCP)
     id: str = field(default_factory=new_id)
     parent: str = ""  # see UserItem.parent
 
@@ -131,6 +138,10 @@ _KINDS: dict[str, type[Item]] = {
 }
 
 
+# How a stored image's bytes are found again: its JSON (`Image.ref_json`) → the Image.
+ImageLoader = Callable[[dict[str, Any]], Image]
+
+
 def item_to_json(item: Item) -> dict[str, Any]:
     # A shallow copy: asdict's deep copy is slow, and this runs on every item update.
     data = {"kind": item.kind, **vars(item)}
@@ -138,7 +149,29 @@ def item_to_json(item: Item) -> dict[str, Any]:
         data["tool_calls"] = [vars(call).copy() for call in item.tool_calls]
     elif isinstance(item, ToolItem):
         data["diagnostics"] = diagnostics_json(item)
+        _media_json(data, item.images, ())
+    elif isinstance(item, UserItem):
+        _media_json(data, item.images, item.attachments)
     return data
+
+
+def _media_json(
+    data: dict[str, Any], images: tuple[Image, ...], attachments: tuple[Attachment, ...]
+) -> None:
+    """Images by reference and attachments, or no key at all for none (the common case)."""
+    if images:
+        data["images"] = [image.ref_json() for image in images]
+    else:
+        data.pop("images", None)
+    if attachments:
+        data["attachments"] = [a.to_json() for a in attachments]
+    else:
+        data.pop("attachments", None)
+
+
+def _unloaded(ref: dict[str, Any]) -> Image:
+    """An image whose bytes no one has read (a conversation read without its store)."""
+    return Image.from_ref(ref, b"")
 
 
 def diagnostics_json(item: ToolItem) -> list[dict[str, Any]]:
@@ -163,7 +196,7 @@ def plan_from_json(data: Any) -> Plan | None:
     return Plan(steps, str(data.get("explanation", ""))) if steps else None
 
 
-def item_from_json(data: dict[str, Any]) -> Item:
+def item_from_json(data: dict[str, Any], images: ImageLoader = _unloaded) -> Item:
     cls = _KINDS[data["kind"]]
     known = {f.name for f in fields(cls)}
     values = {k: v for k, v in data.items() if k in known}
@@ -171,6 +204,10 @@ def item_from_json(data: dict[str, Any]) -> Item:
         values["tool_calls"] = [ToolCall(**c) for c in values.get("tool_calls", [])]
     elif cls is ToolItem:
         values["diagnostics"] = tuple(_diagnostic(d) for d in values.get("diagnostics", ()))
+    if cls is UserItem:
+        values["attachments"] = tuple(map(Attachment.from_json, values.get("attachments", ())))
+    if cls is UserItem or cls is ToolItem:
+        values["images"] = tuple(map(images, values.get("images", ())))
     return cls(**values)
 
 
@@ -259,7 +296,8 @@ class Conversation:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Conversation:
+    def from_json(cls, data: dict[str, Any], images: ImageLoader = _unloaded) -> Conversation:
+        """`images` reads a stored image's bytes (the store's files); without it, none are."""
         return cls(
             workspace=data["workspace"],
             id=data["id"],
@@ -273,7 +311,7 @@ class Conversation:
             usage=Usage(**data.get("usage", {})),
             state=data.get("state", "idle"),
             pid=data.get("pid", 0),
-            items=[item_from_json(i) for i in data.get("items", [])],
+            items=[item_from_json(i, images) for i in data.get("items", [])],
             plan=plan_from_json(data.get("plan")),
             rewound=[rewound_from_json(r) for r in data.get("rewound", [])],
         )

@@ -14,6 +14,10 @@ Store in the folder removes those whose writer is gone.
 
 Conversations stored before the log, whole in one JSON document (`ID.json`),
 still load and list; their next save converts them.
+
+Images are kept by reference: each in a file of the folder `ID.media/` beside the
+log, named for its bytes (so one pasted twice is one file), written and flushed
+before the record that names it; the log holds the file's name, never base64.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,8 +47,16 @@ from agent_cli.engine.conversation_log import (
     rewind_record,
     rewound_record,
 )
-from agent_cli.engine.items import Conversation, NoticeItem, new_conversation_id
+from agent_cli.engine.items import (
+    Conversation,
+    Item,
+    NoticeItem,
+    ToolItem,
+    UserItem,
+    new_conversation_id,
+)
 from agent_cli.errors import NoSuchConversation, StoreError
+from agent_cli.media import Image
 
 SUFFIX = ".jsonl"
 MEDIA_SUFFIX = ".media"  # the folder beside a log that holds its images
@@ -86,6 +98,34 @@ class Store:
 
     def path(self, conversation_id: str) -> Path:
         return self.directory / f"{conversation_id}{SUFFIX}"
+
+    def media(self, conversation_id: str) -> Path:
+        """The folder holding a conversation's images."""
+        return self.directory / f"{conversation_id}{MEDIA_SUFFIX}"
+
+    def _keep_images(self, conversation_id: str, item: Item) -> None:
+        """Write the images of an item about to be saved that have no file yet."""
+        if not isinstance(item, UserItem | ToolItem) or not item.images:
+            return
+        folder = self.media(conversation_id)
+        for image in item.images:
+            path = folder / image.file
+            if image.data and not path.exists():
+                folder.mkdir(exist_ok=True)
+                write_atomically(path, image.data)
+
+    def _image_loader(self, conversation_id: str) -> Callable[[dict[str, Any]], Image]:
+        folder = self.media(conversation_id)
+
+        def load(ref: dict[str, Any]) -> Image:
+            name = str(ref.get("file", ""))
+            data = b""
+            if name and "/" not in name and not name.startswith("."):
+                with contextlib.suppress(OSError):  # gone: the model is told so
+                    data = (folder / name).read_bytes()
+            return Image.from_ref(ref, data)
+
+        return load
 
     def save(self, conversation: Conversation, changed: AbstractSet[str] | None = None) -> None:
         """Save the conversation; on failure the last saved version stays.
@@ -141,6 +181,7 @@ class Store:
             mark = fingerprint(item)
             if before is not None and before[1] == mark:
                 continue
+            self._keep_images(conversation.id, item)
             record = item_record(item, position)
             records.append(record)
             fresh[item.id] = (position, mark, len(record))
@@ -180,6 +221,7 @@ class Store:
         items: dict[str, tuple[int, Fingerprint, int]] = {}
         records = [rewound_record(rewound) for rewound in conversation.rewound]
         for position, item in enumerate(conversation.items):
+            self._keep_images(conversation.id, item)
             record = item_record(item, position)
             records.append(record)
             items[item.id] = (position, fingerprint(item), len(record))
@@ -200,7 +242,7 @@ class Store:
         path = self._find(conversation_id)
         data = read_stored(path)
         try:
-            conversation = Conversation.from_json(data)
+            conversation = Conversation.from_json(data, self._image_loader(path.stem))
         except (ValueError, KeyError, TypeError) as e:
             raise _unreadable(path, e) from e
         if conversation.state == "running" and running_elsewhere(conversation) is None:
@@ -236,7 +278,7 @@ class Store:
         idle (a copy of a running conversation is its last save), and an external
         agent's session is not shared: that agent starts afresh in the copy.
         """
-        copy = Conversation.from_json(conversation.to_json())
+        copy = Conversation.from_json(conversation.to_json(), _same_images(conversation))
         copy.id = new_conversation_id()
         while self._exists(copy.id):  # two forks in the same second
             copy.id = new_conversation_id()
@@ -267,6 +309,7 @@ class Store:
         path.unlink()
         with contextlib.suppress(FileNotFoundError):  # stored whole, then converted
             path.with_suffix(WHOLE_SUFFIX).unlink()
+        shutil.rmtree(self.media(path.stem), ignore_errors=True)
 
     def find(self, conversation_id: str) -> Path:
         """The file of a conversation, by id or a unique prefix (without reading it)."""
@@ -302,6 +345,17 @@ class Store:
 def _position_in(known: dict[str, tuple[int, Fingerprint, int]], item_id: str) -> int:
     entry = known.get(item_id)
     return -1 if entry is None else entry[0]
+
+
+def _same_images(conversation: Conversation) -> Callable[[dict[str, Any]], Image]:
+    """A copy's images: the very ones the conversation holds, bytes and all."""
+    held = {
+        image.file: image
+        for item in conversation.items
+        if isinstance(item, UserItem | ToolItem)
+        for image in item.images
+    }
+    return lambda ref: held.get(str(ref.get("file", ""))) or Image.from_ref(ref, b"")
 
 
 def read_stored(path: Path) -> dict[str, Any]:

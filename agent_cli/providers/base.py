@@ -13,7 +13,10 @@ values compare equal across types).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from agent_cli.media import Image
 
 Role = Literal["user", "assistant", "tool"]
 
@@ -32,6 +35,8 @@ class Message(NamedTuple):
     tool_calls: tuple[ToolCallSpec, ...] = ()
     tool_call_id: str = ""  # for role "tool"
     is_error: bool = False  # for role "tool" (Anthropic's is_error)
+    # A user's images, or a tool's: each provider puts them where its API wants them.
+    images: tuple[Image, ...] = ()
 
 
 class ToolSpec(NamedTuple):

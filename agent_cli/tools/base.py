@@ -28,6 +28,7 @@ from typing import (
     get_origin,
 )
 
+from agent_cli.media import Image
 from agent_cli.providers.base import ToolSpec
 from agent_cli.tools.environment import EnvironmentPolicy
 
@@ -55,7 +56,9 @@ class Effect(StrEnum):
 
 
 class ToolResult(NamedTuple):
-    """What a tool produced. `text` is the whole result; `diff`/`file` describe an edit."""
+    """What a tool produced. `text` is the whole result; `diff`/`file` describe an edit;
+    `images` are what it showed besides text (read_file of a PNG, an MCP image), which
+    the loop keeps on the call's item and a provider sends to a model that takes them."""
 
     text: str
     is_error: bool = False
@@ -64,6 +67,7 @@ class ToolResult(NamedTuple):
     stopped: str = ""  # for a command: what the sandbox stopped ("" if nothing)
     # What language servers and checks said of the files it changed (tools/feedback.py).
     diagnostics: tuple[Diagnostic, ...] = ()
+    images: tuple[Image, ...] = ()
 
 
 class ArgumentError(ValueError):
