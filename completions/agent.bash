@@ -8,7 +8,7 @@ _agent_commands() {
         "mcp") echo "list add rm" ;;
         "skills") echo "list show enable disable" ;;
         "providers") echo "list add rm" ;;
-        "sessions") echo "list show rm" ;;
+        "sessions") echo "list show export fork rm" ;;
         "config") echo "show path edit" ;;
         "subagents") echo "list" ;;
         "tasks") echo "add list rm enable disable run run-due install" ;;
@@ -39,6 +39,8 @@ _agent_options() {
         "sessions") echo "--all -a --json --cwd --help -h" ;;
         "sessions list") echo "--all -a --json --cwd --debug --help -h" ;;
         "sessions show") echo "--json --debug --help -h" ;;
+        "sessions export") echo "--format -f --debug --help -h" ;;
+        "sessions fork") echo "--quiet -q --debug --help -h" ;;
         "sessions rm") echo "--yes -y --debug --help -h" ;;
         "config") echo "--json --cwd --help -h" ;;
         "config show") echo "--json --model --provider --mode --cwd --debug --help -h" ;;
@@ -84,6 +86,8 @@ _agent_value_options() {
         "sessions") echo "--cwd" ;;
         "sessions list") echo "--cwd" ;;
         "sessions show") echo "" ;;
+        "sessions export") echo "--format -f" ;;
+        "sessions fork") echo "" ;;
         "sessions rm") echo "" ;;
         "config") echo "--cwd" ;;
         "config show") echo "--model --provider --mode --cwd" ;;
@@ -127,6 +131,7 @@ _agent_values() {
         "acp --mode") echo "ask auto read-only full plan" ;;
         "sessions --cwd") echo "@folder" ;;
         "sessions list --cwd") echo "@folder" ;;
+        "sessions export --format"|"sessions export -f") echo "markdown json" ;;
         "config --cwd") echo "@folder" ;;
         "config show --mode") echo "ask auto read-only full plan" ;;
         "config show --cwd") echo "@folder" ;;

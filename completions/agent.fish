@@ -12,7 +12,7 @@ function __agent_commands --argument-names path
         case 'providers'
             printf '%s\n' list add rm
         case 'sessions'
-            printf '%s\n' list show rm
+            printf '%s\n' list show export fork rm
         case 'config'
             printf '%s\n' show path edit
         case 'subagents'
@@ -54,6 +54,8 @@ function __agent_value_options --argument-names path
             printf '%s\n' --cwd
         case 'sessions list'
             printf '%s\n' --cwd
+        case 'sessions export'
+            printf '%s\n' --format -f
         case 'config'
             printf '%s\n' --cwd
         case 'config show'
@@ -114,7 +116,7 @@ complete -c agent -n '__agent_at \'\'' -a providers -d 'Model services: list the
 complete -c agent -n '__agent_at \'\'' -a models -d 'List the models the provider\'s server offers, with each one\'s context window.'
 complete -c agent -n '__agent_at \'\'' -a agents -d 'Other coding agents (over ACP) a conversation can be handed to, and if installed.'
 complete -c agent -n '__agent_at \'\'' -a acp -d 'Serve this agent over ACP on stdio, for editors such as Zed or Toad.'
-complete -c agent -n '__agent_at \'\'' -a sessions -d 'Stored conversations: list them, show one\'s transcript, remove one.'
+complete -c agent -n '__agent_at \'\'' -a sessions -d 'Stored conversations: list them, show or export one\'s transcript, fork one, remove one.'
 complete -c agent -n '__agent_at \'\'' -a config -d 'The settings: show the merged values and where each comes from, the file, edit it.'
 complete -c agent -n '__agent_at \'\'' -a subagents -d 'Sub-agent definitions the model may hand focused work to with the task tool.'
 complete -c agent -n '__agent_at \'\'' -a tasks -d 'Scheduled prompts: add, list, run, and the timer that runs what is due.'
@@ -215,6 +217,8 @@ complete -c agent -n '__agent_at \'acp\'' -l debug -d 'Write a debug log; show t
 complete -c agent -n '__agent_at \'acp\'' -l help -s h -d 'Show the help and exit.'
 complete -c agent -n '__agent_at \'sessions\'' -a list -d 'List the stored conversations, newest first.'
 complete -c agent -n '__agent_at \'sessions\'' -a show -d 'Print a conversation\'s transcript.'
+complete -c agent -n '__agent_at \'sessions\'' -a export -d 'Print a conversation to keep or share: a Markdown transcript, or its JSON.'
+complete -c agent -n '__agent_at \'sessions\'' -a fork -d 'Copy a conversation under a new id, to go on with it another way.'
 complete -c agent -n '__agent_at \'sessions\'' -a rm -d 'Remove a stored conversation (asks first, unless --yes).'
 complete -c agent -n '__agent_at \'sessions\'' -l all -s a -d 'Every workspace\'s conversations.'
 complete -c agent -n '__agent_at \'sessions\'' -l json -d 'One JSON object a line, not a table.'
@@ -228,6 +232,12 @@ complete -c agent -n '__agent_at \'sessions list\'' -l help -s h -d 'Show the he
 complete -c agent -n '__agent_at \'sessions show\'' -l json -d 'The stored JSON, whole.'
 complete -c agent -n '__agent_at \'sessions show\'' -l debug -d 'Write a debug log; show tracebacks.'
 complete -c agent -n '__agent_at \'sessions show\'' -l help -s h -d 'Show the help and exit.'
+complete -c agent -n '__agent_at \'sessions export\'' -l format -s f -x -a 'markdown json' -d 'markdown: a readable transcript; json: the stored conversation, whole.'
+complete -c agent -n '__agent_at \'sessions export\'' -l debug -d 'Write a debug log; show tracebacks.'
+complete -c agent -n '__agent_at \'sessions export\'' -l help -s h -d 'Show the help and exit.'
+complete -c agent -n '__agent_at \'sessions fork\'' -l quiet -s q -d 'Print only the new id.'
+complete -c agent -n '__agent_at \'sessions fork\'' -l debug -d 'Write a debug log; show tracebacks.'
+complete -c agent -n '__agent_at \'sessions fork\'' -l help -s h -d 'Show the help and exit.'
 complete -c agent -n '__agent_at \'sessions rm\'' -l yes -s y -d 'Do not ask first.'
 complete -c agent -n '__agent_at \'sessions rm\'' -l debug -d 'Write a debug log; show tracebacks.'
 complete -c agent -n '__agent_at \'sessions rm\'' -l help -s h -d 'Show the help and exit.'

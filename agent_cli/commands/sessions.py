@@ -1,4 +1,4 @@
-"""`agent sessions [list|show ID|rm ID]`: the stored conversations (SPEC §1, §3).
+"""`agent sessions [list|show|export|fork|rm]`: the stored conversations (SPEC §1, §3).
 
 An id may be shortened to any prefix that names one conversation. An id
 that names none is a usage error (exit 2); a file that cannot be read is a
@@ -11,6 +11,7 @@ import json
 import sys
 import time
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -40,7 +41,8 @@ REASONING_LINES = 5
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
         name="sessions",
-        help="Stored conversations: list them, show one's transcript, remove one.\n\n"
+        help="Stored conversations: list them, show or export one's transcript, fork one, "
+        "remove one.\n\n"
         "With no subcommand, lists this folder's conversations. An ID may be shortened to "
         "any unique start of it.",
         epilog="Examples: agent sessions · agent sessions --all · "
@@ -63,6 +65,16 @@ def register(app: typer.Typer) -> None:
         epilog="Examples: agent sessions show 20250101-120000-ab12cd · "
         "agent sessions show 2025 | less -R · agent sessions show 2025 --json",
     )(show)
+    group.command(
+        "export",
+        epilog="Examples: agent sessions export 20250101-120000-ab12cd > chat.md · "
+        "agent sessions export 2025 --format json | jq .items",
+    )(export)
+    group.command(
+        "fork",
+        epilog="Examples: agent sessions fork 20250101-120000-ab12cd · "
+        'agent run --resume $(agent sessions fork 2025 --quiet) "try it another way"',
+    )(fork)
     group.command(
         "rm",
         epilog="Examples: agent sessions rm 20250101-120000-ab12cd · "
@@ -222,6 +234,12 @@ def _print_transcript(console: Console, conversation: Conversation) -> None:
     for item in conversation.items:
         for renderable in _item(item, console.width):
             console.print(renderable)
+    for rewound in conversation.rewound:  # kept by /rewind: shown, so they can be searched
+        taken = when(rewound.time, time.time())
+        console.rule(f"rewound {taken}: taken out of the conversation", style="dim")
+        for item in rewound.items:
+            for renderable in _item(item, console.width):
+                console.print(renderable)
     console.rule(style="dim")
 
 
@@ -278,6 +296,79 @@ def _cut(text: str, limit: int) -> str:
 
 def _indent(text: str) -> str:
     return "\n".join("  " + line for line in text.splitlines())
+
+
+# ------------------------------------------------------------ export, fork
+
+
+class Format(StrEnum):
+    MARKDOWN = "markdown"
+    JSON = "json"
+
+
+def export(
+    conversation_id: ID,
+    output_format: Annotated[
+        Format,
+        typer.Option(
+            "--format",
+            "-f",
+            help="markdown: a readable transcript; json: the stored conversation, whole.",
+        ),
+    ] = Format.MARKDOWN,
+    debug: DEBUG = False,
+) -> None:
+    """Print a conversation to keep or share: a Markdown transcript, or its JSON.
+
+    The Markdown has the messages, answers, tool calls with their diffs and exit
+    codes, the notices, and what rewinds took out.
+    """
+
+    def action() -> int:
+        if debug:
+            start_debug_log()
+        store = _store()
+        path = _find(store, conversation_id)
+        if output_format is Format.JSON:
+            from agent_cli.engine.store import read_stored
+
+            print(json.dumps(read_stored(path), indent=2, ensure_ascii=False))
+            return 0
+        from agent_cli.frontends.markdown_transcript import markdown
+
+        sys.stdout.write(markdown(store.load(path.stem)))
+        return 0
+
+    raise typer.Exit(guarded(debug, action))
+
+
+def fork(
+    conversation_id: ID,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the new id.")] = False,
+    debug: DEBUG = False,
+) -> None:
+    """Copy a conversation under a new id, to go on with it another way.
+
+    The copy is independent of the original (its own file and attached files);
+    go on with it with `agent run --resume NEW_ID` or `/sessions NEW_ID`.
+    """
+
+    def action() -> int:
+        if debug:
+            start_debug_log()
+        store = _store()
+        conversation = store.load(_find(store, conversation_id).stem)
+        copy = store.fork(conversation)
+        if quiet:
+            print(copy.id)
+        else:
+            print(
+                f"Forked conversation {conversation.id} as {copy.id} — go on with it: "
+                f'agent run --resume {copy.id} "..." (or /sessions {copy.id}).'
+            )
+        return 0
+
+    raise typer.Exit(guarded(debug, action))
 
 
 # ----------------------------------------------------------------------- rm
