@@ -116,7 +116,7 @@ complete -c agent -n '__agent_at \'\'' -a providers -d 'Model services: list the
 complete -c agent -n '__agent_at \'\'' -a models -d 'List the models the provider\'s server offers, with each one\'s context window.'
 complete -c agent -n '__agent_at \'\'' -a agents -d 'Other coding agents (over ACP) a conversation can be handed to, and if installed.'
 complete -c agent -n '__agent_at \'\'' -a acp -d 'Serve this agent over ACP on stdio, for editors such as Zed or Toad.'
-complete -c agent -n '__agent_at \'\'' -a sessions -d 'Stored conversations: list them, show or export one\'s transcript, fork one, remove one.'
+complete -c agent -n '__agent_at \'\'' -a sessions -d 'Stored conversations: list, show, export, fork or remove them.'
 complete -c agent -n '__agent_at \'\'' -a config -d 'The settings: show the merged values and where each comes from, the file, edit it.'
 complete -c agent -n '__agent_at \'\'' -a subagents -d 'Sub-agent definitions the model may hand focused work to with the task tool.'
 complete -c agent -n '__agent_at \'\'' -a tasks -d 'Scheduled prompts: add, list, run, and the timer that runs what is due.'

@@ -53,7 +53,7 @@ def needs(program: str) -> str:
 
 BASH_CASES = {
     "agent ses": "sessions",
-    "agent sessions ": "list show rm",
+    "agent sessions ": "list show export fork rm",
     "agent config sh": "show",
     "agent run --mode ": "ask auto read-only full plan",
     "agent run --output=": "text json stream-json",
@@ -123,7 +123,7 @@ compset() { :; }
 @pytest.mark.parametrize(
     ("words", "expected"),
     [
-        (["agent", "sessions", ""], "list show rm"),
+        (["agent", "sessions", ""], "list show export fork rm"),
         (["agent", "run", "--mode", ""], "ask auto read-only full plan"),
         (["agent", "run", "--output=s"], "text json stream-json"),
         (["agent", "run", "--cwd", ""], "files -/"),

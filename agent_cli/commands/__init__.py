@@ -23,7 +23,7 @@ SUMMARIES = {
     "models": "List the models the provider's server offers, with each one's context window.",
     "agents": "Other coding agents (over ACP) a conversation can be handed to, and if installed.",
     "acp": "Serve this agent over ACP on stdio, for editors such as Zed or Toad.",
-    "sessions": "Stored conversations: list them, show one's transcript, remove one.",
+    "sessions": "Stored conversations: list, show, export, fork or remove them.",
     "config": "The settings: show the merged values and where each comes from, the file, edit it.",
     "subagents": "Sub-agent definitions the model may hand focused work to with the task tool.",
     "tasks": "Scheduled prompts: add, list, run, and the timer that runs what is due.",

@@ -41,8 +41,7 @@ REASONING_LINES = 5
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
         name="sessions",
-        help="Stored conversations: list them, show or export one's transcript, fork one, "
-        "remove one.\n\n"
+        help="Stored conversations: list, show, export, fork or remove them.\n\n"
         "With no subcommand, lists this folder's conversations. An ID may be shortened to "
         "any unique start of it.",
         epilog="Examples: agent sessions · agent sessions --all · "
