@@ -22,6 +22,7 @@ from agent_cli.settings import ProviderSettings, Settings
 if TYPE_CHECKING:
     from agent_cli.backends.catalog import AgentSpec
     from agent_cli.frontends.interactive import AgentChoice, Interactive, Listing, Questions
+    from agent_cli.frontends.prompt_commands import CommandRegistry
     from agent_cli.providers.breaker import Clock, GuardedProvider
     from agent_cli.providers.http_common import StreamingProvider
     from agent_cli.sandbox.launch import Sandbox, SandboxConfig
@@ -652,7 +653,22 @@ async def open_interactive(
         questions=questions or Questions(),
         bench=Bench(settings.workspace),
         unconfined=lambda: "" if sandbox_of(settings).active else "no sandbox",
+        commands=prompt_commands(settings.workspace),
     )
+
+
+def prompt_commands(workspace: Path) -> CommandRegistry:
+    """The prompt commands of a workspace (the person's and the project's command files,
+    the skills), read once now; the built-in slash commands' names are reserved."""
+    from agent_cli.frontends.interactive import COMMANDS
+    from agent_cli.frontends.prompt_commands import CommandRegistry, SkillCommands, file_sources
+    from agent_cli.tools.skills import Skills
+
+    skills = SkillCommands(Skills.discover(workspace))
+    sources = [*file_sources(workspace, paths.config_dir()), skills]
+    registry = CommandRegistry(sources, reserved=(c.name for c in COMMANDS))
+    registry.refresh()
+    return registry
 
 
 def _preload_mcp_sdk(workspace: Path) -> None:

@@ -149,7 +149,10 @@ class SessionOpener:
             finally:
                 await route.aclose()
 
-        return Opened(session, close)
+        import asyncio
+
+        commands = await asyncio.to_thread(wiring.prompt_commands, workspace)
+        return Opened(session, close, commands)
 
 
 def _unconfigured(sentence: str, conversation: Conversation, store: Store) -> Opened:

@@ -206,6 +206,20 @@ class RunOptions:
     streamed: bool = False  # --input-format stream-json
 
 
+async def _expanded(prompt: str, workspace: Path) -> str:
+    """`/NAME args` as the message of the prompt command NAME (a command file or a skill);
+    any other prompt as it is. Problems with the command files go to stderr."""
+    from agent_cli import wiring
+    from agent_cli.frontends.prompt_commands import expand_text
+
+    if not prompt.startswith("/"):
+        return prompt
+    commands = wiring.prompt_commands(workspace)
+    for warning in commands.take_warnings():
+        print(f"agent: {warning}", file=sys.stderr)
+    return await expand_text(commands, prompt)
+
+
 def _run(options: RunOptions) -> int:
     import asyncio
 
@@ -253,7 +267,7 @@ def _run(options: RunOptions) -> int:
                 messages = stdin_messages(sys.stdin.buffer, said)
             return await run_once(
                 session,
-                options.prompt,
+                await _expanded(options.prompt, workspace),
                 options.output,
                 options.quiet,
                 approver,

@@ -45,6 +45,9 @@ from acp import update_agent_thought_text as thought_chunk
 from acp.schema import (
     AgentCapabilities,
     AllowedOutcome,
+    AvailableCommand,
+    AvailableCommandInput,
+    AvailableCommandsUpdate,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
@@ -55,6 +58,7 @@ from acp.schema import (
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
+    UnstructuredCommandInput,
 )
 from acp.schema import StopReason as AcpStopReason
 
@@ -85,6 +89,7 @@ from agent_cli.frontends.acp_updates import (
     tool_start,
     tool_view,
 )
+from agent_cli.frontends.prompt_commands import CommandRegistry, expand_text
 from agent_cli.policy.modes import MODES_TEXT
 from agent_cli.policy.rules import split_rules
 from agent_cli.tools.base import FileAccess
@@ -125,6 +130,7 @@ class Opened:
 
     session: Session
     close: Callable[[], Awaitable[None]]
+    commands: CommandRegistry | None = None  # advertised as the session's available commands
 
 
 # (workspace, stored conversation id or None for a new one, file access or None) → Opened
@@ -187,6 +193,7 @@ class AcpServer:
     @answers
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> NewSessionResponse:
         served = await self._start(_workspace(cwd), None, mcp_servers)
+        served.advertise_soon()
         return NewSessionResponse(session_id=served.id, modes=_modes(served.session.mode))
 
     @answers
@@ -203,6 +210,7 @@ class AcpServer:
                 "that folder as cwd."
             )
         await served.replay()
+        served.advertise_soon()
         return LoadSessionResponse(modes=_modes(served.session.mode))
 
     @answers
@@ -263,18 +271,49 @@ class Served:
         self.id = opened.session.conversation.id
         self.workspace = Workspace(opened.session.conversation.workspace)
         self._close = opened.close
+        self.commands = opened.commands
         self._client = client
         self.outbox = Outbox(self._send)
         self._views: dict[str, ToolView] = {}
         self._nested: set[str] = set()  # sub-agents' answers: shown as thoughts
         self._asking: set[asyncio.Task[None]] = set()
+        self._telling: set[asyncio.Task[None]] = set()  # the available commands, being sent
         self._unsubscribe = self.session.events.subscribe(self._on_event)
         # A prompt that comes while one runs waits its turn (asyncio's lock is first come,
         # first served); a cancel ends the running one and every one waiting then.
         self._turn = asyncio.Lock()
         self._cancels = 0
 
+    def advertise_soon(self) -> None:
+        """Tell the client the prompt commands, once it has the session's id (the answer
+        to session/new or session/load is written before the next loop turn)."""
+        if self.commands is not None:
+            task = asyncio.ensure_future(self._advertise(self.commands))
+            self._telling.add(task)
+            task.add_done_callback(self._telling.discard)
+
+    async def _advertise(self, commands: CommandRegistry) -> None:
+        await asyncio.to_thread(commands.refresh)
+        commands.take_warnings()  # an editor has nowhere to show them
+        listed = [
+            AvailableCommand(
+                name=c.name,
+                description=c.description + (" (project)" if c.origin == "project" else ""),
+                input=AvailableCommandInput(UnstructuredCommandInput(hint=c.argument_hint))
+                if c.argument_hint
+                else None,
+            )
+            for c in commands.commands()
+        ]
+        update = AvailableCommandsUpdate(
+            session_update="available_commands_update", available_commands=listed
+        )
+        self.outbox.put(update)
+
     async def prompt(self, text: str) -> PromptResponse:
+        if self.commands is not None and text.startswith("/"):
+            await asyncio.to_thread(self.commands.refresh)
+            text = await expand_text(self.commands, text)
         cancels = self._cancels
         async with self._turn:
             if self._cancels != cancels:  # cancelled while it waited: it never runs
@@ -301,7 +340,7 @@ class Served:
         self.session.stop()
 
     async def aclose(self) -> None:
-        for task in list(self._asking):
+        for task in [*self._asking, *self._telling]:
             task.cancel()
         try:
             await self._close()

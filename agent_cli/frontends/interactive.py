@@ -19,6 +19,7 @@ from agent_cli.engine.session import Session
 from agent_cli.engine.store import Store
 from agent_cli.errors import AgentError, UsageError
 from agent_cli.frontends.plan_text import checklist
+from agent_cli.frontends.prompt_commands import CommandRegistry, PromptCommand, line_of
 from agent_cli.policy.modes import MODES, MODES_TEXT
 from agent_cli.providers.base import ModelInfo
 from agent_cli.settings import Price
@@ -42,6 +43,7 @@ Action = Literal[
     "pick_model",
     "pick_agent",
     "pick_shell",
+    "send",  # `argument` is a message to send (a prompt command's expansion)
 ]
 
 
@@ -184,6 +186,15 @@ class Interactive:
     # "no sandbox" when commands run unconfined, else "" (it may start bwrap once: call it
     # off the UI thread).
     unconfined: Callable[[], str] = lambda: ""
+    # Prompt commands (command files, skills, MCP prompts); built-in names always win.
+    commands: CommandRegistry = field(default_factory=CommandRegistry)
+
+    def __post_init__(self) -> None:
+        self.commands.reserve(c.name for c in COMMANDS)
+
+    def command_list(self) -> list[Command]:
+        """The built-in commands, then the prompt commands (as last read), for completion."""
+        return [*COMMANDS, *(_as_command(c) for c in self.commands.commands())]
 
     async def aclose(self) -> None:
         """End the current session's run and release the provider."""
@@ -197,12 +208,10 @@ class Interactive:
 
     async def handle(self, line: str) -> Reply:
         """Run one slash command line (it starts with "/")."""
-        name, _, argument = line[1:].strip().partition(" ")
-        argument = argument.strip()
+        name, argument = line_of(line) or ("", "")
         command = next((c for c in COMMANDS if c.name == name), None)
         if command is None:
-            known = ", ".join(f"/{c.name}" for c in COMMANDS)
-            return Reply(f"Unknown command `/{name}`. The commands are: {known}.", "warn")
+            return await self._prompt_command(name, argument, line)
         if command.name in LATER:
             return Reply(NOT_YET.format(name=f"/{command.name}"), "warn")
         handler = getattr(self, f"_{command.name}")
@@ -211,10 +220,26 @@ class Interactive:
         except AgentError as e:
             return Reply(str(e), "error")
 
+    async def _prompt_command(self, name: str, argument: str, line: str) -> Reply:
+        """`/name args` of a command file, a skill or another source: the message it
+        stands for, to send; the working agent's own command goes to it as it is."""
+        await asyncio.to_thread(self.commands.refresh)  # a file added meanwhile counts
+        said = "\n\n".join(self.commands.take_warnings())
+        if self.commands.get(name) is not None:
+            message = await self.commands.expand(name, argument)
+            return Reply(said, "warn", action="send", argument=message)
+        if any(own == name for own, _ in self.session.agent_commands):
+            return Reply(said, "warn", action="send", argument=line.strip())
+        known = ", ".join(f"/{c.name}" for c in self.command_list())
+        unknown = f"Unknown command `/{name}`. The commands are: {known}."
+        return Reply("\n\n".join(filter(None, [said, unknown])), "warn")
+
     async def _help(self, _argument: str) -> Reply:
         lines = ["| command | what it does |", "|---|---|"]
         usages = ((c.usage or "/" + c.name).replace("|", "\\|") for c in COMMANDS)
         lines += [f"| `{u}` | {c.summary} |" for u, c in zip(usages, COMMANDS, strict=True)]
+        await asyncio.to_thread(self.commands.refresh)
+        lines += self._prompt_help()
         keys = (
             "\n\nKeys: Enter sends; Ctrl+J (or Esc then Enter) adds a line; Up/Down walk the "
             "history; `@` completes a file; Ctrl+C stops a run, and pressed twice when idle "
@@ -231,6 +256,20 @@ class Interactive:
             keys += f"\n\n{agent}'s own commands (sent to it as a message):\n"
             keys += "\n".join(f"- `/{name}` — {description}" for name, description in extra)
         return Reply("\n".join(lines) + keys)
+
+    def _prompt_help(self) -> list[str]:
+        """The prompt commands' table, marking where each comes from, and what is wrong."""
+        self.commands.take_warnings()  # said here, in full
+        commands = self.commands.commands()
+        lines = []
+        if commands:
+            lines += ["", "Prompt commands (each sends its text as your message):", ""]
+            lines += ["| command | what it does | from |", "|---|---|---|"]
+            for c in commands:
+                usage = f"/{c.name} {c.argument_hint}".strip().replace("|", "\\|")
+                lines.append(f"| `{usage}` | {_cell(c.description)} | {c.origin} |")
+        lines += [f"\n{warning}." for warning in self.commands.warnings()]
+        return lines
 
     async def _mode(self, argument: str) -> Reply:
         if not argument:
@@ -448,6 +487,12 @@ class Interactive:
         self.session = session
         for listener in self.on_switch:
             listener(session)
+
+
+def _as_command(command: PromptCommand) -> Command:
+    hint = f"/{command.name} {command.argument_hint}" if command.argument_hint else ""
+    marked = " (project)" if command.origin == "project" else ""
+    return Command(command.name, command.description + marked, hint)
 
 
 def _cell(text: str) -> str:

@@ -139,7 +139,9 @@ def fuzzy_rank(query: str, candidates: Iterable[str]) -> list[str]:
 class PromptCompleter(Completer):
     """`/command` (and `/mode` arguments) at the start of the input; `@path` anywhere."""
 
-    def __init__(self, workspace: Path, commands: Sequence[Command] = COMMANDS) -> None:
+    def __init__(
+        self, workspace: Path, commands: Callable[[], Sequence[Command]] = lambda: COMMANDS
+    ) -> None:
         self.workspace = workspace
         self.commands = commands
         self._files: list[str] | None = None
@@ -158,7 +160,7 @@ class PromptCompleter(Completer):
         if before.startswith("/") and "\n" not in before:
             name, space, argument = before[1:].partition(" ")
             if not space:
-                for command in self.commands:
+                for command in self.commands():
                     if command.name.startswith(name):
                         yield Completion(
                             f"/{command.name}", -len(before), display_meta=command.summary
@@ -234,7 +236,7 @@ class LineRepl:
         self.console = console or Console(highlight=False)
         self.printer = render.Printer(self.console)
         self.approvals = _Approvals(self)
-        self.completer = PromptCompleter(interactive.workspace)
+        self.completer = PromptCompleter(interactive.workspace, interactive.command_list)
         self.stopping = False
         self.presses = 0  # Ctrl-C presses in a row at an empty prompt
         self._detach: list[Callable[[], None]] = []
@@ -263,6 +265,8 @@ class LineRepl:
         self.catch_sigint()
         try:
             self._banner()
+            for warning in self.interactive.commands.take_warnings():
+                self.printer.print(render.notice(warning, "warn"))
             self._transcript()
             return await self._loop()
         finally:
@@ -312,9 +316,11 @@ class LineRepl:
             if not text.strip():
                 continue
             if text.startswith("/"):
-                if await self._command(text.strip()):
+                action, text = await self._command(text.strip())
+                if action == "quit":
                     return 0
-                continue
+                if action != "send":
+                    continue
             reason = await self._send(text)
             if self._quitting:
                 return 0
@@ -373,10 +379,12 @@ class LineRepl:
                 self._next_line = text
                 return
             if text.startswith("/"):
-                if await self._command(text.strip()):
+                action, text = await self._command(text.strip())
+                if action == "quit":
                     self._quitting = True
                     self.interrupt()
-                continue
+                if action != "send":
+                    continue
             try:
                 if self.queueing:
                     session.queue(text.strip())
@@ -465,16 +473,17 @@ class LineRepl:
                 self.printer.print(render.notice("Still in plan mode: say what to change."))
                 return None
 
-    async def _command(self, line: str) -> bool:
-        """Run a slash command; True when it says to leave."""
+    async def _command(self, line: str) -> tuple[str, str]:
+        """Run a slash command; its action ("quit" to leave, "send" a prompt command's
+        message) and that message."""
         try:
             reply = await self.interactive.handle(line)
         except Exception as e:
             log.exception("the command %s failed", line)
             self.printer.print(render.notice(f"{line.split()[0]} failed: {e}", "error"))
-            return False
+            return "", ""
         if reply.action == "quit":
-            return True
+            return "quit", ""
         if reply.action == "clear":
             self.console.clear()
         elif reply.action == "theme":
@@ -485,7 +494,7 @@ class LineRepl:
             self.printer.print(render.reply(reply.text, reply.level))
         if reply.action == "switched":
             self._transcript()
-        return False
+        return reply.action, reply.argument
 
     def _transcript(self) -> None:
         """A resumed conversation's last items, and its plan."""

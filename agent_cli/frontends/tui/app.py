@@ -98,6 +98,7 @@ class AgentApp(App[int]):
             History(history_file(workspace)),
             recall=self._recall_pending,
             drop=self._drop_pending,
+            commands=interactive.command_list,
         )
         self.search_bar = SearchBar()
         self.plan_view = PlanView(id="plan")
@@ -137,7 +138,7 @@ class AgentApp(App[int]):
         self._show_status()
         self.plan_view.plan = self.session.conversation.plan
         await self.transcript.show(self.session.conversation.items)
-        for problem in self.theme_problems:
+        for problem in [*self.theme_problems, *self.interactive.commands.take_warnings()]:
             self.transcript.add_reply(problem, "warn")
         self.composer.focus_input()
         self._git_status()
@@ -429,6 +430,19 @@ class AgentApp(App[int]):
             return  # the picker shows the choices instead of the reply
         if reply.text:
             self.transcript.add_reply(reply.text, reply.level)
+        if action == "send":
+            self._send_message(reply.argument)
+
+    def _send_message(self, text: str) -> None:
+        """A prompt command's message: steered into the run going on, or a run of its own."""
+        if not self.session.running:
+            self._run(text)
+            return
+        try:
+            self.session.steer(text)
+        except AgentError as e:
+            self.transcript.add_reply(str(e), "warn")
+        self.pending_view.messages = self.session.pending.messages
 
     def _switched(self, session: Session) -> None:
         """/new or /sessions replaced the session: listen to the new one."""

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from agent_cli.frontends.interactive import COMMANDS, MENTION_SKIPPED_FOLDERS
+from agent_cli.frontends.interactive import COMMANDS, MENTION_SKIPPED_FOLDERS, Command
 
 FILE_LIMIT = 20_000  # a walk stops here (a home folder started in by mistake)
 SHOWN = 8  # candidates in the menu
@@ -95,8 +95,8 @@ def file_candidates(query: str, files: Iterable[str], limit: int = SHOWN) -> lis
     return [Candidate("@" + path, path) for _, path in scored[:limit]]
 
 
-def command_candidates(query: str) -> list[Candidate]:
-    matches = [c for c in COMMANDS if c.name.startswith(query)]
+def command_candidates(query: str, commands: Sequence[Command] = COMMANDS) -> list[Candidate]:
+    matches = [c for c in commands if c.name.startswith(query)]
     if not matches:
-        matches = [c for c in COMMANDS if fuzzy_score(query, c.name) is not None]
+        matches = [c for c in commands if fuzzy_score(query, c.name) is not None]
     return [Candidate(f"/{c.name} ", f"/{c.name}  {c.summary}", runs=not c.usage) for c in matches]

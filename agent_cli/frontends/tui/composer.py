@@ -8,7 +8,7 @@ one, to edit) and `drop` (Escape in an empty input: the last one, gone).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +18,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
 
+from agent_cli.frontends.interactive import COMMANDS, Command
 from agent_cli.frontends.tui.completion import (
     Token,
     command_candidates,
@@ -50,8 +51,10 @@ class Composer(Vertical):
         *,
         recall: Callable[[], str | None] = _nothing,
         drop: Callable[[], object] = _nothing,
+        commands: Callable[[], Sequence[Command]] = lambda: COMMANDS,
     ) -> None:
         super().__init__()
+        self.commands = commands  # what `/` completes: the built-ins and prompt commands
         self.recall = recall
         self.drop = drop
         self.workspace = workspace
@@ -137,7 +140,7 @@ class Composer(Vertical):
             self._close()
             return
         if token.kind == "command":
-            candidates = command_candidates(token.query)
+            candidates = command_candidates(token.query, self.commands())
         elif self.files is None:
             self._walk_files()
             return

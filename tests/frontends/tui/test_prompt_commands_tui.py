@@ -1,0 +1,57 @@
+"""Prompt commands in the TUI: `/name args` sends the command's text, completion lists it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_cli.frontends.tui.app import AgentApp
+from agent_cli.frontends.tui.notice_view import NoticeView
+from tests.frontends.tui.support import SIZE, send, settle, shown_text, until
+from tests.support.fake_openai import FakeOpenAI, text
+
+REVIEW = "---\ndescription: Review a file\nargument-hint: FILE\n---\nReview $1, mind $2.\n"
+
+
+@pytest.fixture(autouse=True)
+def review_command(workspace: Path) -> None:
+    """Written before the app opens (the fixtures build it after this one)."""
+    folder = workspace / ".agent" / "commands"
+    folder.mkdir(parents=True)
+    (folder / "review.md").write_text(REVIEW)
+    (folder / "quit.md").write_text("Not a quit at all.")
+
+
+async def test_a_project_command_is_completed_marked_and_sent_expanded(
+    app: AgentApp, fake: FakeOpenAI
+):
+    fake.add(text("Reviewed."))
+    async with app.run_test(size=SIZE) as pilot:
+
+        def said() -> bool:
+            notices = ("".join(shown_text(n).split()) for n in app.transcript.query(NoticeView))
+            return any("quit.mdisnotused:/quitisabuilt-in" in n for n in notices)
+
+        await until(pilot, said)  # the shadowed name is said, once the screen is up
+        await pilot.press("/", "r", "e", "v")
+        labels = [c.label for c in app.composer.menu.candidates]
+        assert labels[0].startswith("/review") and labels[0].endswith("(project)")
+        assert any(label.startswith("/review-change") for label in labels), "a skill too"
+        await pilot.press("enter")
+        assert app.composer.input.text == "/review ", "it takes an argument: not run yet"
+        await send(pilot, app, "/review src/a.py naming")
+        await until(pilot, lambda: len(fake.requests) == 1)
+        await settle(pilot, app)
+    assert fake.requests[0]["messages"][-1]["content"] == "Review src/a.py, mind naming."
+
+
+async def test_a_skill_is_invoked_by_its_name(app: AgentApp, fake: FakeOpenAI):
+    fake.add(text("Done."))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "/write-tests for util.py")
+        await until(pilot, lambda: len(fake.requests) == 1)
+        await settle(pilot, app)
+    message = fake.requests[0]["messages"][-1]["content"]
+    assert message.startswith("Use the skill write-tests for this.")
+    assert message.endswith("The request: for util.py")
