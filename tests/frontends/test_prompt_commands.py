@@ -13,13 +13,13 @@ import pytest
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
 
 from agent_cli import paths
+from agent_cli.errors import ConfigError
 from agent_cli.frontends.prompt_commands import (
     CommandFiles,
     CommandRegistry,
     file_sources,
     fill,
 )
-from agent_cli.errors import ConfigError
 from tests.frontends.test_acp_server import Editor
 from tests.support.cli import agent, err
 from tests.support.fake_openai import FakeOpenAI, text
@@ -64,7 +64,7 @@ def registry(workspace: Path) -> CommandRegistry:
 def test_placeholders_are_filled_in_one_pass_and_quotes_group_words():
     body = "Fix $1 in $2; all: $ARGUMENTS; third: $3, none: $9."
     assert fill(body, '"my file.py" $2 $(rm -rf ~)') == (
-        "Fix my file.py in $2; all: \"my file.py\" $2 $(rm -rf ~); third: $(rm, none: ."
+        'Fix my file.py in $2; all: "my file.py" $2 $(rm -rf ~); third: $(rm, none: .'
     ), "an argument's `$2` is text, not a placeholder; nothing is expanded by a shell"
     assert fill("Explain the code.", "src/a.py") == "Explain the code.\n\nsrc/a.py"
     assert fill("Explain the code.", "") == "Explain the code."
@@ -117,9 +117,7 @@ def test_agent_run_expands_a_command_with_arguments(fake, workspace):
     fake.add(text("Reviewed."))
     result = agent(workspace, "run", "/review src/a.py naming", fake=fake)
     assert result.returncode == 0, err(result)
-    assert told(fake) == (
-        "Review src/a.py for bugs. Focus: naming. Everything: src/a.py naming."
-    )
+    assert told(fake) == ("Review src/a.py for bugs. Focus: naming. Everything: src/a.py naming.")
 
 
 def test_agent_run_leaves_a_prompt_that_names_no_command_as_it_is(fake, workspace):
