@@ -29,6 +29,7 @@ __all__ = [
     "IMAGE_TYPES",
     "MAX_IMAGE_BYTES",
     "MAX_IMAGE_SIDE",
+    "SNIFF_BYTES",
     "Attachment",
     "AttachmentKind",
     "Image",

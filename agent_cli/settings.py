@@ -78,6 +78,7 @@ _PROVIDER_KEYS: dict[str, type | tuple[type, ...]] = {
     "models": list,
     "default_model": str,
     "context_window": int,
+    "images": bool,
     "headers": dict,
     "api_key_env": str,
 }
@@ -140,6 +141,7 @@ class ProviderSettings:
     default_model: str = ""
     context_window: int | None = None
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    images: bool | None = None  # whether its models take images; None: as the server says
 
 
 # Built-in presets: a provider by name with nothing but a key to add.
@@ -548,6 +550,7 @@ def _read_providers(
             default_model=entry.get("default_model", ""),
             context_window=entry.get("context_window"),
             headers=entry.get("headers", {}),
+            images=entry.get("images"),
         )
         providers[name] = provider
     return providers

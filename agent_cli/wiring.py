@@ -459,6 +459,7 @@ def builtin_backend(
     from agent_cli.backends.context import context_window
     from agent_cli.backends.loop import BuiltinLoop, LoopParts, LoopSettings
     from agent_cli.backends.prompt import SkillLine, system_prompt
+    from agent_cli.providers.images import takes_images
     from agent_cli.policy.rules import RuleSet
     from agent_cli.tools.base import ToolContext
     from agent_cli.tools.builtin import builtin_tools
@@ -526,7 +527,12 @@ def builtin_backend(
             feedback=feedback,
         ),
         settings=LoopSettings(
-            model.id, workspace, settings.max_rounds, window, settings.auto_compact
+            model.id,
+            workspace,
+            settings.max_rounds,
+            window,
+            settings.auto_compact,
+            takes_images(settings.provider.images if settings.provider else None, model),
         ),
         system_prompt=lambda mode: system_prompt(workspace, mode, lines) + running(shells),
         parts=LoopParts(

@@ -44,6 +44,12 @@ from agent_cli.errors import (
 from agent_cli.policy.modes import Verdict, decide, offered, reads_only
 from agent_cli.policy.rules import RuleSet, split_rules, suggest_rule
 from agent_cli.providers.base import Message, Provider, Request, TextDelta
+from agent_cli.providers.images import (
+    REFUSED_NOTICE,
+    has_images,
+    images_refused,
+    without_images,
+)
 from agent_cli.providers.local_hints import tools_unsupported, tools_unsupported_notice
 from agent_cli.tools.base import (
     STORED_RESULT_CAP,
@@ -114,6 +120,9 @@ class LoopSettings(NamedTuple):
     # The share of the window past which older items are summarised before a round (the
     # `auto_compact` setting); None: never on its own, only by /compact.
     auto_compact: float | None = None
+    # Whether the model takes images (settings and what the server says of the model);
+    # False: each is a line saying it was not shown.
+    images: bool = True
 
 
 @dataclass(frozen=True)
@@ -162,6 +171,7 @@ class BuiltinLoop:
         # Asks the server the context window it runs the model with (see _window).
         self.served_window = served_window
         self._no_tools = False  # the server refused tools: rounds go without them
+        self._no_images = not settings.images  # or the server refused them once
         self.hooks = hooks
         self.subagents = subagents
         # The id of the `task` item this loop works for ("" for the conversation's own loop);
@@ -298,7 +308,8 @@ class BuiltinLoop:
             self._shorten(run, view)
             size = view.estimate(system, _size(specs))
         while True:
-            request = Request(self.settings.model, system, view.messages(), specs)
+            messages = view.messages()
+            request = Request(self.settings.model, system, self._images(messages), specs)
             stream = RoundStream(run, self.tools, lambda text: self._warn(run, text))
             try:
                 async for event in self.provider.stream(request):
@@ -309,6 +320,8 @@ class BuiltinLoop:
                 self._shorten(run, view)
                 continue
             except ProviderHTTPError as e:
+                if self._images_refused(run, request, stream.assistant is None, e):
+                    continue
                 if (
                     not specs
                     or stream.assistant is not None
@@ -322,6 +335,21 @@ class BuiltinLoop:
             finally:
                 stream.sync()  # a stop or a broken stream keeps the text that arrived
             return stream.finish()
+
+    def _images(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
+        return without_images(messages) if self._no_images else messages
+
+    def _images_refused(
+        self, run: Run, request: Request, before_output: bool, e: ProviderHTTPError
+    ) -> bool:
+        """A refusal of the request's images: from now on each is a line, said once."""
+        if not before_output or self._no_images or not has_images(request.messages):
+            return False
+        if not images_refused(e.status, str(e)):
+            return False
+        self._no_images = True
+        self._warn(run, REFUSED_NOTICE.format(reason=f"HTTP {e.status}"))
+        return True
 
     async def _window(self, size: int, items: list[Item]) -> int:
         """The context window to fit a request in.
@@ -415,7 +443,8 @@ class BuiltinLoop:
         instruction = COMPACT_INSTRUCTION + (f"\nFocus on: {focus}" if focus else "")
         while True:
             items = view.items
-            messages = (*to_messages(items[:cut]), Message("user", instruction))
+            # The summary is text: it is made of the images' labels, not the images.
+            messages = (*without_images(to_messages(items[:cut])), Message("user", instruction))
             request = Request(self.settings.model, COMPACT_SYSTEM, messages, ())
             parts: list[str] = []
             try:

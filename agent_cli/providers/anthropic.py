@@ -353,15 +353,19 @@ def _blocks_json(message: Message) -> bytes:
 
 def _blocks(message: Message) -> list[dict[str, Any]]:
     if message.role == "tool":
+        content: str | list[dict[str, Any]] = message.content
+        if message.images:  # a result's images go inside its block
+            text = [{"type": "text", "text": message.content}] if message.content else []
+            content = text + _image_blocks(message)
         return [
             {
                 "type": "tool_result",
                 "tool_use_id": message.tool_call_id,
-                "content": message.content,
+                "content": content,
                 "is_error": message.is_error,
             }
         ]
-    blocks: list[dict[str, Any]] = []
+    blocks: list[dict[str, Any]] = _image_blocks(message)  # before the text, as advised
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
@@ -369,6 +373,16 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
             {"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call.arguments)}
         )
     return blocks
+
+
+def _image_blocks(message: Message) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": image.media_type, "data": image.base64()},
+        }
+        for image in message.images
+    ]
 
 
 def _input(arguments: str) -> dict[str, Any]:

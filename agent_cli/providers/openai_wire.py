@@ -30,6 +30,7 @@ from agent_cli.providers.base import (
     Usage,
 )
 from agent_cli.providers.http_common import EXCERPT_LIMIT, error_text, parse_json
+from agent_cli.providers.images import after_results, followup_text
 from agent_cli.providers.message_json import MessageJSON, dumps, join
 
 __all__ = ["EXCERPT_LIMIT", "ChunkDecoder", "encode_chat_request", "error_text"]
@@ -205,6 +206,8 @@ def encode_chat_request(request: Request, cache: MessageJSON | None = None) -> b
     With a `cache`, messages the last request had are not encoded again.
     """
     messages = (cache or MessageJSON()).encode(request.messages, _message_json)
+    # Tool messages are text only: a tool's images follow the round's results.
+    messages = after_results(request.messages, messages, _tool_images_json)
     if request.system:
         messages.insert(0, dumps({"role": "system", "content": request.system}))
     rest: dict[str, Any] = {"stream": True, "stream_options": {"include_usage": True}}
@@ -243,7 +246,22 @@ def _encode_message(message: Message) -> dict[str, Any]:
                 for call in message.tool_calls
             ],
         }
+    if message.images:
+        text = [{"type": "text", "text": message.content}] if message.content else []
+        return {"role": message.role, "content": text + _image_parts(message)}
     return {"role": message.role, "content": message.content}
+
+
+def _image_parts(message: Message) -> list[dict[str, Any]]:
+    return [{"type": "image_url", "image_url": {"url": i.data_uri()}} for i in message.images]
+
+
+def _tool_images_json(results: list[Message]) -> bytes:
+    """The user message that shows the model what the round's tools returned as images."""
+    parts: list[dict[str, Any]] = []
+    for result in results:
+        parts += [{"type": "text", "text": followup_text(result)}, *_image_parts(result)]
+    return dumps({"role": "user", "content": parts})
 
 
 # -- small helpers ---------------------------------------------------------------

@@ -45,6 +45,7 @@ from agent_cli.providers.http_common import (
     error_text,
     parse_json,
 )
+from agent_cli.providers.images import after_results, followup_text
 from agent_cli.providers.message_json import MessageJSON, dumps, join
 
 __all__ = ["ResponsesDecoder", "ResponsesProvider", "encode_responses_request"]
@@ -274,6 +275,8 @@ def encode_responses_request(request: Request, cache: MessageJSON | None = None)
         ]
         tail += b',"tools":' + dumps(tools)
     items = (cache or MessageJSON()).encode(request.messages, _message_json)
+    # A call's output is text here: a tool's images follow the round's outputs.
+    items = after_results(request.messages, items, _tool_images_json)
     return join(dumps(head)[:-1] + b',"input":[', items, tail + b"}")
 
 
@@ -293,7 +296,10 @@ def _items(message: Message) -> list[dict[str, Any]]:
             }
         ]
     items: list[dict[str, Any]] = []
-    if message.content or not message.tool_calls:
+    if message.images:
+        text = [{"type": "input_text", "text": message.content}] if message.content else []
+        items.append({"role": message.role, "content": text + _image_parts(message)})
+    elif message.content or not message.tool_calls:
         items.append({"role": message.role, "content": message.content})
     for call in message.tool_calls:
         items.append(
@@ -306,3 +312,15 @@ def _items(message: Message) -> list[dict[str, Any]]:
             }
         )
     return items
+
+
+def _image_parts(message: Message) -> list[dict[str, Any]]:
+    return [{"type": "input_image", "image_url": image.data_uri()} for image in message.images]
+
+
+def _tool_images_json(results: list[Message]) -> bytes:
+    """The user message that shows the model what the round's tools returned as images."""
+    parts: list[dict[str, Any]] = []
+    for result in results:
+        parts += [{"type": "input_text", "text": followup_text(result)}, *_image_parts(result)]
+    return dumps({"role": "user", "content": parts})

@@ -28,7 +28,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
-from agent_cli.errors import ToolError
+from agent_cli.errors import ImageError, ToolError
+from agent_cli.media import SNIFF_BYTES, Image, image_from_bytes, sniff
 from agent_cli.tools.base import (
     MODEL_RESULT_CAP,
     Effect,
@@ -167,17 +168,42 @@ def _render_lines(data: bytes, start: int, end: int | None, append_loc: bool) ->
     return b"".join(out).decode("utf-8")
 
 
-def _read(ctx: ToolContext, path: str, start: int | None, end: int | None, loc: bool) -> str:
+def _read(
+    ctx: ToolContext, path: str, start: int | None, end: int | None, loc: bool
+) -> str | Image:
     real = _resolve(ctx, path, write=False)
-    return _render(path, _load(real, path), start, end, loc)
+    data = _load(real, path)
+    if sniff(data[:SNIFF_BYTES]) is not None:
+        return _image(data, path)
+    return _render(path, data, start, end, loc)
+
+
+def _image(data: bytes, path: str) -> Image:
+    try:
+        return image_from_bytes(data, path)
+    except ImageError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def _image_on_disk(real: Path, path: str) -> Image | None:
+    """The image a file holds (an editor has no buffer for one); None for any other file."""
+    _check(real, path)
+    try:
+        with open(real, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError as exc:
+        raise ToolError(f"{path} could not be read ({exc.strerror}).") from None
+    return _image(_load(real, path), path) if sniff(head) is not None else None
 
 
 async def _read_through(
     ctx: ToolContext, files: FileAccess, path: str, start: int | None, end: int | None, loc: bool
-) -> str:
+) -> str | Image:
     """read_file through `ctx.files`: confined and checked here, the text as the editor has it."""
     real = _resolve(ctx, path, write=False)
-    await asyncio.to_thread(_check, real, path)
+    image = await asyncio.to_thread(_image_on_disk, real, path)
+    if image is not None:
+        return image
     data = (await files.read_text(real)).encode("utf-8")
     return _render(path, data, start, end, loc)
 
@@ -218,18 +244,21 @@ async def read_file(
     append_loc: Annotated[bool | None, "Prefix each line with its number and '→'."] = None,
 ) -> ToolResult:
     """Read a text file, or a range of its lines. Long results stop at a whole line and
-    say which start_line to continue from. Binary files are not shown."""
+    say which start_line to continue from. A PNG, JPEG, GIF or WebP image is shown to
+    you as the image. Other binary files are not shown."""
     loc = bool(append_loc)
     try:
         if ctx.files is None:
-            text = await asyncio.to_thread(_read, ctx, path, start_line, end_line, loc)
+            read = await asyncio.to_thread(_read, ctx, path, start_line, end_line, loc)
         else:
-            text = await _read_through(ctx, ctx.files, path, start_line, end_line, loc)
+            read = await _read_through(ctx, ctx.files, path, start_line, end_line, loc)
     except ToolError as exc:
         return ToolResult(str(exc), is_error=True)
+    if isinstance(read, Image):
+        return ToolResult(f"{path}: {read.label}, {len(read.data)} bytes.", images=(read,))
     if ctx.feedback is not None:  # its language servers start, and learn the file
         ctx.feedback.touch(ctx, path)
-    return ToolResult(text)
+    return ToolResult(read)
 
 
 # ------------------------------------------------------------------ planning
