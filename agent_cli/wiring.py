@@ -459,8 +459,8 @@ def builtin_backend(
     from agent_cli.backends.context import context_window
     from agent_cli.backends.loop import BuiltinLoop, LoopParts, LoopSettings
     from agent_cli.backends.prompt import SkillLine, system_prompt
-    from agent_cli.providers.images import takes_images
     from agent_cli.policy.rules import RuleSet
+    from agent_cli.providers.images import takes_images
     from agent_cli.tools.base import ToolContext
     from agent_cli.tools.builtin import builtin_tools
     from agent_cli.tools.skills import Skills, use_skill_tool

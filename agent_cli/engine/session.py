@@ -42,9 +42,11 @@ from agent_cli.engine.items import (
 from agent_cli.engine.pending import Pending, PendingMessage
 from agent_cli.engine.store import Store, running_elsewhere
 from agent_cli.errors import AgentError, StoreError, UsageError
+from agent_cli.media import Prompt
 from agent_cli.tools.plan import Plan
 
 if TYPE_CHECKING:
+    from agent_cli.engine.mentions import Attached
     from agent_cli.tools.background import BackgroundShells
 
 log = logging.getLogger(__name__)
@@ -228,10 +230,13 @@ class Session:
         self.conversation.items.append(item)
         self.events.publish(ItemAdded(item))
 
-    async def send(self, text: str) -> RunResult:
+    async def send(self, message: str | Prompt) -> RunResult:
         """Append a user message and run the conversation until it stops; then what was
-        steered or queued meanwhile, a run each (see `pending`). The last run's result."""
-        return await self._then_pending(await self._send([text]))
+        steered or queued meanwhile, a run each (see `pending`). The last run's result.
+
+        `@path` in its text attaches what it names (engine/mentions.py); a Prompt may
+        bring images and attachments of its own (`--image`, a pasted screenshot)."""
+        return await self._then_pending(await self._send([message]))
 
     def steer(self, text: str) -> PendingMessage:
         """While a run goes: the message joins it at its next round boundary (or starts
@@ -246,13 +251,30 @@ class Session:
             raise UsageError("Nothing is running to queue after: send the message instead.")
         return self.pending.add(text, "queue")
 
-    async def _send(self, texts: list[str]) -> RunResult:
+    async def _send(self, messages: Sequence[str | Prompt]) -> RunResult:
+        attached = [await self._attach(message) for message in messages]
         run = self._begin()
-        self.conversation.set_title_from(texts[0])
+        self.conversation.set_title_from(attached[0].prompt.text)
         turn = logs.new_turn_id()  # the turn's correlation id: its items and log lines
-        for text in texts:
-            run.add(UserItem(text, turn=turn))
+        for prompt, problems in attached:
+            run.add(UserItem(prompt.text, prompt.images, prompt.attachments, turn=turn))
+            for problem in problems:
+                run.notice(problem, "warn")
         return await self._go(run, lambda backend: backend.run(run), turn)
+
+    async def _attach(self, message: str | Prompt) -> Attached:
+        """The message with what its `@path` mentions name, read in a thread."""
+        from agent_cli.engine.mentions import Attached, attach_mentions  # when one is sent
+        from agent_cli.tools.workspace import Workspace
+
+        prompt = message if isinstance(message, Prompt) else Prompt(message)
+        if "@" not in prompt.text:
+            return Attached(prompt, [])
+        try:
+            workspace = Workspace(self.conversation.workspace)
+        except OSError:  # the folder is gone: nothing to attach from
+            return Attached(prompt, [])
+        return await asyncio.to_thread(attach_mentions, prompt, workspace)
 
     async def _then_pending(self, result: RunResult) -> RunResult:
         while True:
