@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, NamedTuple, Protocol
 
-from agent_cli.engine.items import Conversation
+from agent_cli.engine.items import AssistantItem, Conversation
 from agent_cli.engine.session import Session
 from agent_cli.engine.store import Store
 from agent_cli.errors import AgentError, UsageError
@@ -44,6 +44,7 @@ Action = Literal[
     "pick_agent",
     "pick_shell",
     "send",  # `argument` is a message to send (a prompt command's expansion)
+    "copy",
 ]
 
 
@@ -77,6 +78,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("tasks", "list the scheduled tasks and how each last ran"),
     Command("shells", "list the background commands, or end one", "/shells [kill ID]"),
     Command("undo", "revert the agent's last file changes in this conversation"),
+    Command("copy", "copy the last answer to the clipboard (OSC 52: over ssh and tmux too)"),
     Command("theme", "show or switch the theme", "/theme [NAME]"),
     Command("quit", "leave"),
 )
@@ -241,9 +243,15 @@ class Interactive:
         await asyncio.to_thread(self.commands.refresh)
         lines += self._prompt_help()
         keys = (
-            "\n\nKeys: Enter sends; Ctrl+J (or Esc then Enter) adds a line; Up/Down walk the "
+            "\n\nKeys: Enter sends; Ctrl+J, or `\\` then Enter, adds a line; Up/Down walk the "
             "history; `@` completes a file; Ctrl+C stops a run, and pressed twice when idle "
-            "quits. In the TUI, Shift+Enter also adds a line and Ctrl+F searches the conversation."
+            "quits; `/copy` puts the last answer on the clipboard. In the TUI, Shift+Enter also "
+            "adds a line; Ctrl+F searches the conversation; PageUp/PageDown scroll it (Home/End "
+            "too when the input is empty, Ctrl+Home/Ctrl+End always); a paste of more than 10 "
+            "lines shows as `[pasted text #1, N lines]` and is sent whole (Ctrl+O shows it in "
+            "the input); on a focused card, Enter opens it and `c` copies its output; Ctrl+C "
+            "copies selected text; typing always goes to the input; Shift+Tab moves the focus "
+            "back (Tab forward, when the input is empty)."
             "\n\nWhile a run goes, the input stays live: Enter steers (the run reads the message "
             "at its next round), Tab queues it (sent when the run ends; Tab still completes when "
             "a completion menu is open); what waits is shown above the input. In the TUI, Up in "
@@ -472,6 +480,14 @@ class Interactive:
             return Reply("A run is going on — stop it first (Ctrl+C).", "warn")
         return Reply(await asyncio.to_thread(bench.undo, self.session.conversation.id))
 
+    async def _copy(self, _argument: str) -> Reply:
+        answer = last_answer(self.session.conversation)
+        if not answer:
+            return Reply("There is no answer to copy yet.", "warn")
+        lines = answer.count("\n") + 1
+        said = f"Copied the last answer ({lines} line{'s' if lines > 1 else ''}) to the clipboard."
+        return Reply(said, action="copy", argument=answer)
+
     async def _theme(self, argument: str) -> Reply:
         return Reply("", action="theme", argument=argument)
 
@@ -493,6 +509,14 @@ def _as_command(command: PromptCommand) -> Command:
     hint = f"/{command.name} {command.argument_hint}" if command.argument_hint else ""
     marked = " (project)" if command.origin == "project" else ""
     return Command(command.name, command.description + marked, hint)
+
+
+def last_answer(conversation: Conversation) -> str:
+    """The newest answer of the agent itself (not a sub-agent's), as Markdown."""
+    for item in reversed(conversation.items):
+        if isinstance(item, AssistantItem) and not item.parent and item.text.strip():
+            return item.text.strip()
+    return ""
 
 
 def _cell(text: str) -> str:

@@ -486,6 +486,9 @@ class LineRepl:
             return "quit", ""
         if reply.action == "clear":
             self.console.clear()
+        elif reply.action == "copy":
+            self.console.file.write(osc52(reply.argument))
+            self.console.file.flush()
         elif reply.action == "theme":
             self.printer.print(
                 render.notice("Themes are for the TUI; the line REPL uses your terminal's colours.")
@@ -528,7 +531,8 @@ class LineRepl:
         )
 
     def _keys(self) -> KeyBindings:
-        """Enter sends; Ctrl+J or Esc, Enter adds a line; Ctrl-C clears a line, or leaves."""
+        """Enter sends; Ctrl+J, `\\` then Enter, or Esc then Enter adds a line; Ctrl-C clears a
+        line, or leaves."""
         keys = KeyBindings()
 
         @keys.add("enter", filter=completion_is_selected)
@@ -537,7 +541,12 @@ class LineRepl:
 
         @keys.add("enter", filter=~completion_is_selected)
         def _send(event: KeyPressEvent) -> None:
-            event.current_buffer.validate_and_handle()
+            buffer = event.current_buffer
+            if buffer.document.text_before_cursor.endswith("\\"):  # `\` then Enter: a new line
+                buffer.delete_before_cursor(1)
+                buffer.insert_text("\n")
+                return
+            buffer.validate_and_handle()
 
         # From a pipe, LF ends a line (prompt-toolkit's default); on a terminal it is Ctrl+J.
         @keys.add("c-j", filter=Condition(sys.stdin.isatty))
@@ -564,6 +573,14 @@ class LineRepl:
                 event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
 
         return keys
+
+
+def osc52(text: str) -> str:
+    """The escape that puts `text` on the terminal's clipboard (over ssh too; in tmux with
+    `set-clipboard on`)."""
+    import base64
+
+    return f"\x1b]52;c;{base64.b64encode(text.encode()).decode()}\a"
 
 
 async def _ask_line(message: str) -> str:

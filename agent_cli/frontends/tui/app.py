@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -41,6 +41,7 @@ from agent_cli.frontends.tui.history import History, history_file
 from agent_cli.frontends.tui.markdown_render import Palette, warm_up
 from agent_cli.frontends.tui.pending_view import PendingView
 from agent_cli.frontends.tui.plan_view import PlanView
+from agent_cli.frontends.tui.prompt_input import PromptInput
 from agent_cli.frontends.tui.search import find_all
 from agent_cli.frontends.tui.search_bar import SearchBar
 from agent_cli.frontends.tui.status_line import StatusLine
@@ -426,6 +427,8 @@ class AgentApp(App[int]):
             await self._show_session()
         elif action == "theme":
             reply = self.switch_theme(reply.argument)
+        elif action == "copy":
+            self.copy_to_clipboard(reply.argument)
         elif action.startswith("pick_") and await getattr(self, f"_{action}")():
             return  # the picker shows the choices instead of the reply
         if reply.text:
@@ -516,11 +519,47 @@ class AgentApp(App[int]):
 
     # -- keys --------------------------------------------------------------------------
 
+    def on_key(self, event: events.Key) -> None:
+        """Typing always reaches the input: a printable key pressed with a card, the
+        reasoning or the transcript focused (after a click) goes to the input, and the
+        input takes the focus back. Keys the focused widget binds (Enter, `c`) stay its own."""
+        prompt = self.composer.input
+        if (
+            not event.is_printable
+            or event.character is None
+            or self.screen is not self.screen_stack[0]
+            or self.focused is prompt
+            or event.key in self.screen.active_bindings
+        ):
+            return
+        event.stop()
+        prompt.focus()
+        prompt.insert(event.character)
+
+    @on(PromptInput.Scroll)
+    def _scroll(self, event: PromptInput.Scroll) -> None:
+        """PageUp/PageDown (Home/End) in the input scroll the transcript."""
+        event.stop()
+        transcript = self.transcript
+        {
+            "page_up": transcript.scroll_page_up,
+            "page_down": transcript.scroll_page_down,
+            "home": transcript.scroll_home,
+            "end": transcript.scroll_end,
+        }[event.where]()
+
     def action_interrupt(self) -> None:
-        """Ctrl+C: stop the run; when idle, clear the input, then quit on a second press."""
+        """Ctrl+C: copy what is selected; else stop the run; when idle, clear the input,
+        then quit on a second press."""
         prompt = self.composer.input
         if self.focused is prompt and prompt.selected_text:
             self.copy_to_clipboard(prompt.selected_text)
+            return
+        selected = self.screen.get_selected_text()
+        if selected:  # text selected with the mouse in the transcript
+            self.copy_to_clipboard(selected)
+            self.screen.clear_selection()
+            self.notify("Copied the selected text.")
             return
         if self.session.running:
             self.session.stop()

@@ -43,6 +43,7 @@ class ToolCard(Vertical, can_focus=True):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "toggle_expanded", "expand", show=False),
+        Binding("c", "copy_output", "copy the output", show=False),
     ]
     expanded: var[bool] = var(False, init=False)
 
@@ -86,6 +87,18 @@ class ToolCard(Vertical, can_focus=True):
 
     def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded
+
+    def action_copy_output(self) -> None:
+        """`c`: the call's output (or its diff) on the clipboard, with OSC 52."""
+        text = self.item.result or self.item.diff
+        if not text:
+            self.app.notify("This call has no output to copy yet.")
+            return
+        self.app.copy_to_clipboard(text)
+        lines = text.count("\n") + 1
+        self.app.notify(
+            f"Copied the output of {self.item.title or self.item.tool} ({lines} lines)."
+        )
 
     def on_click(self, event: Click) -> None:
         event.stop()

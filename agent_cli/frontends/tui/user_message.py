@@ -1,14 +1,55 @@
-"""A message the person sent, shown as written (no Markdown, no markup)."""
+"""A message the person sent, shown as written (no Markdown, no markup).
+
+A long one (a paste, usually) is shown folded to its first lines; a click or
+Enter unfolds it.
+"""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from textual.binding import Binding, BindingType
 from textual.content import Content
+from textual.events import Click
+from textual.reactive import var
 from textual.widgets import Static
+
+from agent_cli.frontends.tui.pasted import PASTE_LINES
+
+FOLDED_LINES = 3  # of a long message, the lines shown while it is folded
+
+
+def folded(text: str) -> Content:
+    lines = text.split("\n")
+    more = len(lines) - FOLDED_LINES
+    return Content.assemble(
+        "\n".join(lines[:FOLDED_LINES]),
+        (f"\n[… {more} more lines, {len(lines)} in all: click or Enter shows them]", "$text-muted"),
+    )
 
 
 class UserMessage(Static):
     """The person's own words, marked by a bar on the left."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "toggle_folded", "show all", show=False),
+    ]
+    unfolded: var[bool] = var(False, init=False)
+
     def __init__(self, text: str) -> None:
-        super().__init__(Content(text))
         self.text = text
+        self.long = len(text.split("\n")) > PASTE_LINES
+        super().__init__(folded(text) if self.long else Content(text))
+        self.can_focus = self.long
+
+    def watch_unfolded(self, unfolded: bool) -> None:
+        self.update(Content(self.text) if unfolded else folded(self.text))
+
+    def action_toggle_folded(self) -> None:
+        if self.long:
+            self.unfolded = not self.unfolded
+
+    def on_click(self, event: Click) -> None:
+        if self.long:
+            event.stop()
+            self.unfolded = not self.unfolded

@@ -1,0 +1,169 @@
+"""The input as a person uses it: new lines, long pastes, focus, scrolling, copying."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual import events
+
+from agent_cli.engine.items import UserItem
+from agent_cli.frontends.tui.app import AgentApp
+from agent_cli.frontends.tui.assistant_view import AssistantView
+from agent_cli.frontends.tui.notice_view import NoticeView
+from agent_cli.frontends.tui.pasted import Pastes
+from agent_cli.frontends.tui.reasoning_block import ReasoningBlock
+from agent_cli.frontends.tui.tool_card import ToolCard
+from agent_cli.frontends.tui.user_message import UserMessage
+from tests.frontends.tui.support import SIZE, send, settle, shown_text, until
+from tests.support.fake_openai import FakeOpenAI, text, tool_calls
+
+PASTED = "\n".join(f"line {n} of the log" for n in range(1, 301))
+
+
+def test_a_long_paste_is_a_label_and_expands_in_one_pass():
+    pastes = Pastes()
+    assert pastes.collapse("one\ntwo") == "one\ntwo", "a short paste goes in as it is"
+    label = pastes.collapse(PASTED)
+    assert label == "[pasted text #1, 300 lines]"
+    tricky = "\n".join(["[pasted text #1, 300 lines]"] * 11)  # holds the first one's label
+    second = pastes.collapse(tricky)
+    assert second == "[pasted text #2, 11 lines]"
+    assert pastes.expand(f"see {label} and {second}") == f"see {PASTED} and {tricky}"
+
+
+async def test_backslash_then_enter_adds_a_line_and_sends_nothing(app: AgentApp):
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a", "\\", "enter", "b")
+        assert app.composer.input.text == "a\nb"
+        assert not app.session.conversation.items
+
+
+async def test_help_tells_the_new_line_keys_truthfully(app: AgentApp):
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "/help")
+        await until(pilot, lambda: bool(app.transcript.query(NoticeView)))
+        await pilot.pause()
+        shown = " ".join(shown_text(app.transcript.query(NoticeView).last()).split())
+        assert "Ctrl+J, or \\ then Enter, adds a line" in shown
+        assert "Esc then Enter" not in shown, "Esc then Enter sends in the TUI"
+        assert "PageUp/PageDown" in shown and "Shift+Tab" in shown
+
+
+async def test_a_long_paste_is_collapsed_sent_whole_and_folded_in_the_transcript(
+    app: AgentApp, fake: FakeOpenAI
+):
+    fake.add(text("I read the log."))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"why: ")
+        app.post_message(events.Paste(PASTED))  # as the terminal sends a bracketed paste
+        await until(pilot, lambda: "pasted" in app.composer.input.text)
+        assert app.composer.input.text == "why: [pasted text #1, 300 lines]"
+        await pilot.press("enter")
+        await settle(pilot, app)
+        sent = app.session.conversation.items[0]
+        assert isinstance(sent, UserItem) and sent.text == f"why: {PASTED}", "sent whole"
+        said = fake.requests[-1]["messages"][-1]
+        assert said["role"] == "user" and PASTED in said["content"], "the model reads all of it"
+        view = app.transcript.query_one(UserMessage)
+        shown = str(view.render())
+        assert "line 3 of the log" in shown and "line 4 of the log" not in shown
+        assert "297 more lines" in shown
+        await pilot.click(view)
+        await pilot.pause()
+        assert "line 300 of the log" in str(view.render()), "a click unfolds it"
+        assert app.composer.input.text == ""
+
+
+async def test_ctrl_o_puts_the_paste_itself_in_the_input(app: AgentApp):
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(events.Paste(PASTED))
+        await until(pilot, lambda: "pasted" in app.composer.input.text)
+        await pilot.press("ctrl+o")
+        assert app.composer.input.text == PASTED
+
+
+async def test_after_a_click_on_a_card_typing_goes_to_the_input(
+    app: AgentApp, fake: FakeOpenAI, workspace: Path
+):
+    (workspace / "notes.txt").write_text("alpha\n")
+    arguments = json.dumps({"path": "notes.txt"})
+    fake.add(tool_calls(("call_1", "read_file", arguments)), text("It says alpha."))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "read the notes")
+        await settle(pilot, app)
+        card = app.transcript.query_one(ToolCard)
+        await pilot.click(card)
+        await pilot.pause()
+        assert app.focused is card
+        await pilot.press("h", "i")
+        assert app.focused is app.composer.input
+        assert app.composer.input.text == "hi", "the first key is not lost"
+
+
+async def test_after_a_click_on_the_reasoning_typing_goes_to_the_input(
+    app: AgentApp, fake: FakeOpenAI
+):
+    from tests.support.fake_openai import chunk, frames, raw
+
+    body = frames(
+        chunk({"role": "assistant", "reasoning_content": "Think first."}),
+        chunk({"content": "Answer."}),
+        chunk({}, finish_reason="stop"),
+    )
+    fake.add(raw(body))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "go")
+        await settle(pilot, app)
+        block = app.transcript.query_one(ReasoningBlock)
+        await pilot.click(block)
+        await pilot.pause()
+        assert app.focused is not app.composer.input
+        await pilot.press("o", "k")
+        assert app.focused is app.composer.input and app.composer.input.text == "ok"
+
+
+async def test_page_keys_scroll_the_transcript_from_the_input(app: AgentApp, fake: FakeOpenAI):
+    fake.add(text("\n\n".join(f"Paragraph {n}." for n in range(80))))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "talk")
+        await settle(pilot, app)
+        transcript = app.transcript
+        await until(pilot, lambda: transcript.max_scroll_y > 0)
+        transcript.scroll_end(animate=False)
+        await pilot.pause()
+        bottom = transcript.scroll_y
+        await pilot.press("pageup")
+        await until(pilot, lambda: transcript.scroll_y < bottom)
+        assert app.focused is app.composer.input
+        await pilot.press("home")  # an empty input: Home is the transcript's
+        await until(pilot, lambda: transcript.scroll_y == 0)
+        await pilot.press("end")
+        await until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
+        await pilot.press("x", "home")  # with text, Home moves the cursor
+        assert app.composer.input.cursor_location == (0, 0)
+        assert transcript.scroll_y == transcript.max_scroll_y
+        await pilot.press("ctrl+home")
+        await until(pilot, lambda: transcript.scroll_y == 0)
+
+
+async def test_copy_puts_the_last_answer_and_a_cards_output_on_the_clipboard(
+    app: AgentApp, fake: FakeOpenAI, workspace: Path
+):
+    (workspace / "notes.txt").write_text("alpha\n")
+    arguments = json.dumps({"path": "notes.txt"})
+    fake.add(tool_calls(("call_1", "read_file", arguments)), text("It says **alpha**."))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "/copy")
+        await until(pilot, lambda: bool(app.transcript.query(NoticeView)))
+        assert app.clipboard == ""
+        await send(pilot, app, "read the notes")
+        await settle(pilot, app)
+        await send(pilot, app, "/copy")
+        await until(pilot, lambda: app.clipboard == "It says **alpha**.")
+        card = app.transcript.query_one(ToolCard)
+        card.focus()
+        await pilot.press("c")
+        assert "alpha" in app.clipboard and "It says" not in app.clipboard
+        assert app.composer.input.text == "", "a card's own key is not typed into the input"
+        assert app.transcript.query(AssistantView)
