@@ -34,6 +34,7 @@ __all__ = [
     "AttachmentKind",
     "Image",
     "Prompt",
+    "chips",
     "image_from_bytes",
     "image_from_data_uri",
     "is_image_name",
@@ -114,6 +115,11 @@ class Attachment:
     label: str  # what it is: a path, `!command`, `server:uri`
     text: str
 
+    @property
+    def chip(self) -> str:
+        """What a transcript shows of it: `[file src/util.py]`."""
+        return f"[{self.kind} {self.label}]"
+
     def for_model(self) -> str:
         return f'<attached {self.kind}="{self.label}">\n{self.text}\n</attached>'
 
@@ -132,6 +138,11 @@ class Prompt:
     text: str
     images: tuple[Image, ...] = ()
     attachments: tuple[Attachment, ...] = ()
+
+
+def chips(images: tuple[Image, ...], attachments: tuple[Attachment, ...]) -> list[str]:
+    """What a transcript shows of a message's images and attachments, in place of them."""
+    return [image.label for image in images] + [a.chip for a in attachments]
 
 
 # ----------------------------------------------------------------- reading images

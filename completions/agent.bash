@@ -18,7 +18,7 @@ _agent_commands() {
 _agent_options() {
     case "$1" in
         "") echo "--version -V --plain --continue -c --resume --model --provider --mode --sandbox --no-save --agent --debug --cwd --help -h" ;;
-        "run") echo "--model --provider --mode --yes -y --output -o --input-format --max-rounds --continue -c --resume --no-save --quiet -q --compact --debug --agent --cwd --sandbox --help -h" ;;
+        "run") echo "--model --provider --mode --yes -y --output -o --input-format --max-rounds --continue -c --resume --no-save --quiet -q --compact --debug --agent --cwd --sandbox --image --help -h" ;;
         "undo") echo "--conversation --debug --cwd --help -h" ;;
         "mcp") echo "--help -h" ;;
         "mcp list") echo "--debug --cwd --help -h" ;;
@@ -65,7 +65,7 @@ _agent_options() {
 _agent_value_options() {
     case "$1" in
         "") echo "--resume --model --provider --mode --sandbox --agent --cwd" ;;
-        "run") echo "--model --provider --mode --output -o --input-format --max-rounds --resume --agent --cwd --sandbox" ;;
+        "run") echo "--model --provider --mode --output -o --input-format --max-rounds --resume --agent --cwd --sandbox --image" ;;
         "undo") echo "--conversation --cwd" ;;
         "mcp") echo "" ;;
         "mcp list") echo "--cwd" ;;
@@ -119,6 +119,7 @@ _agent_values() {
         "run --input-format") echo "text stream-json" ;;
         "run --cwd") echo "@folder" ;;
         "run --sandbox") echo "auto bwrap landlock off" ;;
+        "run --image") echo "@file" ;;
         "undo --cwd") echo "@folder" ;;
         "mcp list --cwd") echo "@folder" ;;
         "skills list --cwd") echo "@folder" ;;

@@ -27,7 +27,7 @@ function __agent_value_options --argument-names path
         case ''
             printf '%s\n' --resume --model --provider --mode --sandbox --agent --cwd
         case 'run'
-            printf '%s\n' --model --provider --mode --output -o --input-format --max-rounds --resume --agent --cwd --sandbox
+            printf '%s\n' --model --provider --mode --output -o --input-format --max-rounds --resume --agent --cwd --sandbox --image
         case 'undo'
             printf '%s\n' --conversation --cwd
         case 'mcp list'
@@ -151,6 +151,7 @@ complete -c agent -n '__agent_at \'run\'' -l debug -d 'Write a debug log; show t
 complete -c agent -n '__agent_at \'run\'' -l agent -x -d 'Another coding agent (see `agent agents`) instead of the built-in one.'
 complete -c agent -n '__agent_at \'run\'' -l cwd -x -a '(__fish_complete_directories (commandline -ct))' -d 'Work in this folder.'
 complete -c agent -n '__agent_at \'run\'' -l sandbox -x -a 'auto bwrap landlock off' -d 'How commands are confined: auto (default), bwrap, landlock, or off.'
+complete -c agent -n '__agent_at \'run\'' -l image -r -F -d 'Attach an image (PNG, JPEG, GIF or WebP) to the message; repeatable.'
 complete -c agent -n '__agent_at \'run\'' -l help -s h -d 'Show the help and exit.'
 complete -c agent -n '__agent_at \'undo\'' -l conversation -x -d 'Undo in conversation ID (default: the last one here).'
 complete -c agent -n '__agent_at \'undo\'' -l debug -d 'Write a debug log; show tracebacks.'

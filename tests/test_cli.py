@@ -57,7 +57,7 @@ def test_agent_help_has_examples(tmp_path: Path) -> None:
         (["confgi"], "Did you mean 'config'?"),
         (["config", "shw"], "Did you mean 'show'?"),
         (["sessions", "lst"], "Did you mean 'list'?"),
-        (["run", "--mdoe", "ask", "hi"], "(Possible options: --debug, --mode, --model)"),
+        (["run", "--mdoe", "ask", "hi"], "(Possible options: --image, --mode, --model)"),
     ],
 )
 def test_a_typo_gets_a_did_you_mean(tmp_path: Path, typo: list[str], suggestion: str) -> None:

@@ -23,6 +23,7 @@ from agent_cli.errors import UsageError
 from agent_cli.policy.modes import MODES_TEXT
 
 if TYPE_CHECKING:
+    from agent_cli.media import Image
     from agent_cli.settings import Flags
     from agent_cli.wiring import Opening
 
@@ -103,6 +104,13 @@ def run(
     ] = None,
     cwd: Annotated[Path | None, typer.Option(help="Work in this folder.")] = None,
     sandbox: Annotated[SandboxMode | None, typer.Option(help=SANDBOX_HELP)] = None,
+    image: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--image",
+            help="Attach an image (PNG, JPEG, GIF or WebP) to the message; repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Run one request to its end and print the answer (for scripts and CI)."""
 
@@ -119,8 +127,14 @@ def run(
             raise UsageError("--input-format stream-json goes with --output stream-json.")
         if streamed and (sys.stdin is None or sys.stdin.isatty()):
             raise UsageError("--input-format stream-json reads JSON lines from a pipe on stdin.")
+        if image and streamed:
+            raise UsageError(
+                "--image goes with a prompt, not with --input-format stream-json — "
+                "give the prompt as an argument."
+            )
         options = RunOptions(
             prompt=(prompt or "") if streamed else read_prompt(prompt, optional=compact),
+            images=_images(image or []),
             mode="full" if yes else mode.value if mode else None,
             output=output.value,
             quiet=quiet,
@@ -192,9 +206,17 @@ def _fenced(text: str) -> str:
     return f"{fence}\n{text.rstrip()}\n{fence}"
 
 
+def _images(paths: list[Path]) -> tuple[Image, ...]:
+    """The images of `--image`, each read now: a bad one stops the run before it starts."""
+    from agent_cli.media import load_image
+
+    return tuple(load_image(path, path.name) for path in paths)
+
+
 @dataclass(frozen=True)
 class RunOptions:
     prompt: str
+    images: tuple[Image, ...]
     mode: str | None
     output: str
     quiet: bool
@@ -225,6 +247,7 @@ def _run(options: RunOptions) -> int:
 
     from agent_cli import wiring
     from agent_cli.frontends.run import run_once
+    from agent_cli.media import Prompt
     from agent_cli.settings import load_settings
 
     workspace = workspace_from(options.cwd)
@@ -265,9 +288,10 @@ def _run(options: RunOptions) -> int:
                     print(f"agent: {text}", file=sys.stderr, flush=True)
 
                 messages = stdin_messages(sys.stdin.buffer, said)
+            text = await _expanded(options.prompt, workspace)
             return await run_once(
                 session,
-                await _expanded(options.prompt, workspace),
+                Prompt(text, options.images) if options.images else text,
                 options.output,
                 options.quiet,
                 approver,

@@ -30,6 +30,7 @@ from agent_cli.engine.events import (
 )
 from agent_cli.engine.items import AssistantItem, Item, NoticeItem, ToolItem, UserItem
 from agent_cli.frontends.plan_text import SYMBOLS, progress
+from agent_cli.media import chips
 from agent_cli.tools.plan import Plan
 
 DIFF_LINES = 80  # a longer diff is cut, with a pointer to /diff
@@ -121,6 +122,8 @@ def transcript(console: Console, items: Sequence[Item], limit: int = TRANSCRIPT_
     for item in shown:
         if isinstance(item, UserItem):
             console.print(Text.assemble(("› ", "bold magenta"), (item.text, "bold")))
+            if item.images or item.attachments:  # chips, never the content
+                console.print(Text("  " + " ".join(chips(item.images, item.attachments)), "dim"))
         elif isinstance(item, AssistantItem) and item.text.strip():
             lines = item.text.strip().splitlines()
             text = "\n".join(lines[:TRANSCRIPT_TEXT_LINES])

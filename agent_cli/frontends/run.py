@@ -38,6 +38,7 @@ from agent_cli.engine.items import (
 from agent_cli.engine.session import Session
 from agent_cli.errors import UsageError
 from agent_cli.frontends.plan_text import SYMBOLS, checklist, progress
+from agent_cli.media import Prompt
 from agent_cli.tools.plan import Plan
 
 EXIT_CODES = {
@@ -258,7 +259,7 @@ class Refusals:
 
 async def run_once(
     session: Session,
-    prompt: str,
+    prompt: str | Prompt,
     output: str,
     quiet: bool,
     approver: Approver | None,
@@ -296,6 +297,7 @@ async def run_once(
         if messages is not None:
             from agent_cli.frontends.stream_input import converse
 
+            assert isinstance(prompt, str), "stream-json input takes no --image"
             result = await converse(session, prompt, messages) or result
             if result is None:
                 raise UsageError("stdin ended before its first message — nothing was run.")
