@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
+from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition, completion_is_selected, has_completions
@@ -530,6 +532,21 @@ class LineRepl:
             soft_wrap=True,  # one logical line, however narrow the terminal
         )
 
+    async def _edit_input(self, buffer: Buffer) -> None:
+        """Ctrl+G: the input in $VISUAL/$EDITOR, on the terminal the prompt gives up meanwhile;
+        the edit comes back to the input."""
+
+        def edit() -> str | None:
+            edited, problem = edit_text(buffer.text, what="input", allow_empty=True)
+            if edited is None:
+                self.printer.print(render.notice(f"Not edited: {problem}.", "warn"))
+            return edited
+
+        edited = await run_in_terminal(edit)
+        if edited is not None:
+            buffer.text = edited
+            buffer.cursor_position = len(edited)
+
     def _keys(self) -> KeyBindings:
         """Enter sends; Ctrl+J, `\\` then Enter, or Esc then Enter adds a line; Ctrl-C clears a
         line, or leaves."""
@@ -553,6 +570,10 @@ class LineRepl:
         @keys.add("escape", "enter")
         def _newline(event: KeyPressEvent) -> None:
             event.current_buffer.insert_text("\n")
+
+        @keys.add("c-g")
+        def _edit(event: KeyPressEvent) -> None:
+            event.app.create_background_task(self._edit_input(event.current_buffer))
 
         running = Condition(lambda: self.interactive.session.running)
 

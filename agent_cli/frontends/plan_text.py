@@ -105,24 +105,28 @@ def editor_command(path: Path) -> list[str]:
 Editor = Callable[[list[str]], int]  # runs a command line, returns its exit code
 
 
-def edit_text(text: str, run: Editor = subprocess.call) -> tuple[str | None, str]:
+def edit_text(
+    text: str, run: Editor = subprocess.call, what: str = "plan", allow_empty: bool = False
+) -> tuple[str | None, str]:
     """Open `text` in the person's editor (blocking); (the edited text, "") or (None, why not).
 
-    `run` runs the editor and returns its exit code (the TUI hands it the terminal first).
+    `run` runs the editor and returns its exit code (the TUI hands it the terminal first);
+    `what` names the text in the reasons (the plan, the input); an emptied text is refused
+    unless `allow_empty`.
     """
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "plan.md"
+        path = Path(folder) / f"{what}.md"
         path.write_text(text + "\n", encoding="utf-8")
         try:
             code = run(editor_command(path))
         except (OSError, ValueError) as e:
             return None, f"the editor could not be started ({e}); set $VISUAL or $EDITOR"
         if code != 0:
-            return None, f"the editor exited with {code}; the plan is as it was"
+            return None, f"the editor exited with {code}; the {what} is as it was"
         try:
             edited = path.read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError) as e:
-            return None, f"the edited plan could not be read ({e})"
-    if not edited:
-        return None, "the edited plan is empty; the plan is as it was"
+            return None, f"the edited {what} could not be read ({e})"
+    if not edited and not allow_empty:
+        return None, f"the edited {what} is empty; the {what} is as it was"
     return edited, ""

@@ -84,6 +84,7 @@ class AgentApp(App[int]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "interrupt", "stop / quit", priority=True, show=False),
         Binding("ctrl+f", "search", "search", priority=True, show=False),
+        Binding("ctrl+g", "edit_input", "edit in $EDITOR", priority=True, show=False),
     ]
     _frozen: ClassVar[bool] = False  # gc.freeze() is done once per process
 
@@ -578,6 +579,21 @@ class AgentApp(App[int]):
 
     def action_search(self) -> None:
         self.search_bar.open()
+
+    def action_edit_input(self) -> None:
+        """Ctrl+G: the input in $VISUAL/$EDITOR (a long prompt); the edit comes back to it."""
+        from agent_cli.frontends.plan_text import edit_text
+        from agent_cli.frontends.tui.terminal import run_in_terminal
+
+        prompt = self.composer.input
+        edited, problem = edit_text(
+            prompt.text, lambda command: run_in_terminal(self, command), "input", True
+        )
+        if edited is None:
+            self.notify(f"Not edited: {problem}.", severity="warning")
+            return
+        prompt.set_text(edited)
+        self.composer.focus_input()
 
     @on(SearchBar.Find)
     async def _find(self, event: SearchBar.Find) -> None:

@@ -8,11 +8,10 @@ implementing does is `plan_text.implement`'s, the same in every front end.
 
 from __future__ import annotations
 
-import subprocess
 from typing import ClassVar
 
 from textual import on
-from textual.app import ComposeResult, SuspendNotSupported
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
@@ -22,6 +21,7 @@ from textual.widgets.option_list import Option
 
 from agent_cli.frontends.plan_text import PlanAnswer, checklist, edit_text
 from agent_cli.frontends.tui.plan_view import step_line
+from agent_cli.frontends.tui.terminal import run_in_terminal
 from agent_cli.tools.plan import Plan
 
 KEYS = {"a": "ask", "u": "auto", "f": "full"}
@@ -98,26 +98,4 @@ class PlanCard(ModalScreen[PlanAnswer]):
         self.query_one("#card", Vertical).border_subtitle = "edited · nothing has changed yet"
 
     def _run_editor(self, command: list[str]) -> int:
-        """Hand the terminal to the editor (a headless driver has none to hand over).
-
-        An editor that cannot start raises only once the app is back: `App.suspend`
-        would not resume after an error inside it.
-        """
-        failure: OSError | None = None
-
-        def call(stdin: int | None = None) -> int:
-            nonlocal failure
-            try:
-                return subprocess.call(command, stdin=stdin)
-            except OSError as e:
-                failure = e
-                return -1
-
-        try:
-            with self.app.suspend():
-                code = call()
-        except SuspendNotSupported:
-            code = call(subprocess.DEVNULL)
-        if failure is not None:
-            raise failure
-        return code
+        return run_in_terminal(self.app, command)
