@@ -245,8 +245,8 @@ class Interactive:
         keys = (
             "\n\nKeys: Enter sends; Ctrl+J, or `\\` then Enter, adds a line; Up/Down walk the "
             "history; `@` completes a file; Ctrl+G opens the input in $EDITOR; Ctrl+C stops a "
-            "run, and pressed twice when idle quits; `/copy` puts the last answer on the clipboard. In the TUI, Shift+Enter also "
-            "adds a line; Ctrl+F searches the conversation; PageUp/PageDown scroll it (Home/End "
+            "run, and pressed twice when idle quits; `/copy` puts the last answer on the "
+            "clipboard. In the TUI, Shift+Enter also adds a line; Ctrl+F searches the conversation; PageUp/PageDown scroll it (Home/End "
             "too when the input is empty, Ctrl+Home/Ctrl+End always); a paste of more than 10 "
             "lines shows as `[pasted text #1, N lines]` and is sent whole (Ctrl+O shows it in "
             "the input); on a focused card, Enter opens it and `c` copies its output; Ctrl+C "
