@@ -65,6 +65,8 @@ STAGE_ACTIONS: dict[Stage, set[str]] = {
 }
 OWN_ACTIONS = set().union(*STAGE_ACTIONS.values())
 CARD_KEYS = {"edit": "e", "hunks": "h", "split": "s"}  # actions a card may not offer
+CARD_SHARE = 0.9  # of the screen's height, the most the card takes (approval.tcss)
+BODY_SHARE = {True: 0.35, False: 0.7}  # the diff's most, while asking (a panel shows) or not
 
 
 def parse_hunks(diff: str) -> list[Hunk]:
@@ -321,6 +323,23 @@ class ApprovalScreen(ModalScreen[Decision]):
             self.split = False
         self._show_stage()
 
+    def _fit(self) -> None:
+        """The diff (or the hunk list) gets what the card's other parts leave, so the keys
+        below it stay on screen on a short terminal; it scrolls inside the card."""
+        card = self.query_one("#card")
+        height = self.size.height
+        scrolled = [w for w in card.children if w.has_class("body") or w.id == "hunks-panel"]
+        others = sum(  # margins summed: a little room lost where two meet, never too little
+            child.outer_size.height + child.styles.margin.height
+            for child in card.children
+            if child.display and child not in scrolled
+        )
+        room = int(height * CARD_SHARE) - card.styles.gutter.height - others
+        share = int(height * BODY_SHARE[card.has_class("-asking")])
+        for widget in scrolled:
+            # None at all on a tiny terminal while asking: the question and its keys come first.
+            widget.styles.max_height = max(0, min(room, share))
+
     @property
     def wide(self) -> bool:
         return self.app.size.width >= WIDE
@@ -350,6 +369,7 @@ class ApprovalScreen(ModalScreen[Decision]):
                     break
         self.query_one("#help", Static).update(Content.from_markup(self._help()))
         self.refresh_bindings()
+        self.call_after_refresh(self._fit)
 
     watch_stage = watch_split = _show_stage
 

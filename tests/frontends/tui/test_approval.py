@@ -338,3 +338,33 @@ def test_snapshot_side_by_side(snap_compare):
 def test_snapshot_hunk_picker(snap_compare):
     app = CardApp(edit_request)
     assert snap_compare(app, terminal_size=(110, 44), press=["h", "down", "space"])
+
+
+@pytest.mark.parametrize("size", [(80, 15), (60, 20), (60, 12)])
+async def test_on_a_small_terminal_the_keys_stay_visible_and_the_diff_scrolls(size):
+    app = CardApp(edit_request)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ApprovalScreen)
+        await until(pilot, lambda: screen.query_one("#unified").max_scroll_y > 0)
+        help_line = screen.query_one("#help", Static)
+        card = screen.query_one("#card")
+        assert help_line.region.height >= 1, "the card's keys have room"
+        assert help_line.region.bottom <= card.region.bottom - 1 <= size[1], "inside the card"
+        assert "y yes" in str(help_line.render()) and "esc deny" in str(help_line.render())
+        await pilot.press("end")  # the diff scrolls inside the card
+        await until(pilot, lambda: screen.query_one("#unified").scroll_y > 0)
+        await pilot.press("n")
+        await pilot.pause()
+        reason = screen.query_one("#reason", Input)
+        assert reason.region.height and reason.region.bottom <= card.region.bottom
+        assert help_line.region.bottom <= card.region.bottom - 1
+
+
+def test_snapshot_edit_card_on_a_small_terminal(snap_compare):
+    assert snap_compare(CardApp(edit_request), terminal_size=(80, 15))
+
+
+def test_snapshot_edit_card_at_60_columns(snap_compare):
+    assert snap_compare(CardApp(edit_request), terminal_size=(60, 24))
