@@ -787,5 +787,6 @@ def _finish(run: Run, item: ToolItem, result: ToolResult, state: str) -> None:
     item.file = result.file or item.file
     item.diagnostics = result.diagnostics or item.diagnostics
     item.images = result.images or item.images
+    item.progress = ""  # said while it ran
     item.state = state  # type: ignore[assignment]
     run.update(item, save=True)

@@ -14,10 +14,13 @@ from enum import StrEnum
 from typing import NamedTuple, Protocol
 
 from agent_cli.engine.approval import ApprovalRequest, Decision
+from agent_cli.engine.elicitation import ElicitationRequest
 from agent_cli.engine.events import (
     ApprovalRequested,
     ApprovalResolved,
     Delta,
+    ElicitationRequested,
+    ElicitationResolved,
     Event,
     ItemAdded,
     ItemUpdated,
@@ -27,6 +30,7 @@ from agent_cli.engine.events import (
 )
 from agent_cli.engine.items import Conversation, Item, NoticeItem, NoticeLevel
 from agent_cli.providers.base import Usage
+from agent_cli.tools.mcp_forms import CANCEL, ElicitAnswer, Elicitation
 from agent_cli.tools.plan import Plan
 
 NO_USAGE = Usage()
@@ -153,6 +157,26 @@ class Run:
     def save(self) -> None:
         """Persist the conversation now (at item boundaries, never per delta)."""
         self._checkpoint()
+
+    async def elicit(self, form: Elicitation) -> ElicitAnswer:
+        """Publish an MCP server's form and wait for a front end to answer it.
+
+        A stop cancels the wait (and so the call); the front ends still hear it ended.
+        """
+        request = ElicitationRequest(form)
+        self._publish(ElicitationRequested(request))
+        answer = CANCEL
+        try:
+            answer = await request.wait()
+        finally:
+            self._publish(ElicitationResolved(request, answer.action))
+        if request.unasked:
+            self.notice(
+                f"The MCP server {form.server!r} asked for information ({form.message.strip()}); "
+                f"it was declined: {request.unasked}.",
+                "warn",
+            )
+        return answer
 
     async def ask(self, request: ApprovalRequest) -> Decision:
         """Publish an approval request and wait for a front end to resolve it."""

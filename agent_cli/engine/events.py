@@ -21,6 +21,7 @@ from agent_cli.tools.plan import Plan
 
 if TYPE_CHECKING:
     from agent_cli.engine.approval import ApprovalRequest
+    from agent_cli.engine.elicitation import ElicitationRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,29 @@ class ApprovalResolved:
 
 
 @dataclass(frozen=True, slots=True)
+class ElicitationRequested:
+    """An MCP server asks the person to fill in a form during a call (MCP elicitation)."""
+
+    type: ClassVar[str] = "elicitation_requested"
+    request: ElicitationRequest
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, **self.request.to_json()}
+
+
+@dataclass(frozen=True, slots=True)
+class ElicitationResolved:
+    """The form was answered ("accept", "decline", "cancel"), or the run stopped waiting."""
+
+    type: ClassVar[str] = "elicitation_resolved"
+    request: ElicitationRequest
+    action: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "server": self.request.form.server, "action": self.action}
+
+
+@dataclass(frozen=True, slots=True)
 class NoticeEvent:
     type: ClassVar[str] = "notice"
     text: str
@@ -141,6 +165,8 @@ Event = (
     | Delta
     | ApprovalRequested
     | ApprovalResolved
+    | ElicitationRequested
+    | ElicitationResolved
     | NoticeEvent
     | UsageEvent
     | PlanUpdated

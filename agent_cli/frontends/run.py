@@ -21,6 +21,7 @@ from agent_cli.engine.backend import RunResult, StopReason
 from agent_cli.engine.events import (
     ApprovalRequested,
     Delta,
+    ElicitationRequested,
     Event,
     ItemAdded,
     ItemUpdated,
@@ -49,6 +50,7 @@ EXIT_CODES = {
 # notice is shown even with --quiet).
 UNSAID_WHEN_QUIET = (StopReason.ROUND_LIMIT, StopReason.REPEATED_FAILURE)
 NO_TERMINAL_REASON = "There is no terminal to ask the person on, so changes are refused."
+NO_TERMINAL_FORM = "`agent run` has no terminal to ask the person on"
 DIAGNOSTICS_SHOWN = 5  # lines of an edit's diagnostics printed on stderr (the model reads more)
 
 Approver = Callable[[ApprovalRequested], None]
@@ -241,7 +243,8 @@ def summary(session: Session, result: RunResult, first_item: int) -> dict[str, A
 
 
 class Refusals:
-    """Answers every approval "no" at once when nobody can be asked, and counts them."""
+    """Answers every approval "no" at once when nobody can be asked, and counts them;
+    declines a server's form (the run says so in a notice)."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -255,6 +258,8 @@ class Refusals:
             else:
                 self.count += 1
             request.resolve(Decision("no", NO_TERMINAL_REASON))
+        elif type(event) is ElicitationRequested:
+            event.request.decline_unasked(NO_TERMINAL_FORM)
 
 
 async def run_once(

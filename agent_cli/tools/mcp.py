@@ -30,6 +30,7 @@ import signal
 import tempfile
 import time
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,8 @@ from agent_cli.providers.breaker import Clock
 from agent_cli.tools.base import ArgumentError, Effect, Tool, ToolContext, ToolResult
 from agent_cli.tools.environment import EnvironmentPolicy
 from agent_cli.tools.mcp_breakers import breaker_for, cooling, refusal
+from agent_cli.tools.mcp_client import ClientAnswers, callbacks
+from agent_cli.tools.mcp_forms import Elicit
 from agent_cli.tools.mcp_listings import Listed, forget, from_sdk, listing_key, recall, remember
 
 if TYPE_CHECKING:
@@ -141,6 +144,18 @@ class _Setup:
     sandbox: Sandbox | None
     clock: Clock
     hooks: ClientHooks
+
+
+class Caller(NamedTuple):
+    """Who makes a call: told of a breaker that opened (`warn`), of the server's progress
+    (`progress`, a line of text), and asked the forms the server sends meanwhile (`ask`)."""
+
+    warn: Callable[[str], None] | None = None
+    progress: Callable[[str], None] | None = None
+    ask: Elicit | None = None
+
+
+NO_CALLER = Caller()
 
 
 class ServerStatus(NamedTuple):
@@ -363,6 +378,10 @@ class _Server:
         self.breaker = breaker_for(self.key, config.name, setup.clock)
         self.listing: list[Listed] = []  # as the server listed its tools when it last started
         self.listed_anew = False  # a start listed other tools than were offered
+        # What the server said changed (notifications/*/list_changed) since it was listed.
+        self.changed: set[str] = set()
+        # Roots and forms (tools/mcp_client.py): McpServers shares one among its servers.
+        self.answers = ClientAnswers(roots=(workspace,))
         self.started_once = False
         self.error = ""
         self.notices: list[str] = []
@@ -517,31 +536,57 @@ class _Server:
                 names = ", ".join(sorted(missing))
                 self.notices.append(f"MCP server {config.name!r}: {names} not set; used empty.")
             info = Implementation(name="agent", version=__version__)
-            options = dict(hooks.options(config)) if hooks.options is not None else {}
+            options = callbacks(config.name, self.answers, self.changed.add)
+            if hooks.options is not None:  # the caller's own (`--accept-defaults`) go first
+                options.update(hooks.options(config))
             yield await stack.enter_async_context(
                 Client(transport, mode="auto", cache=None, client_info=info, **options)
             )
 
+    async def relist(self) -> None:
+        """List the tools again: the server said they changed. Kept as they were if it fails."""
+        self.changed.discard("tools")
+        client = self._client
+        if client is None:
+            return
+        try:
+            self.listing = [from_sdk(tool) for tool in await _list_tools(client)]
+        except Exception:
+            log.debug("listing MCP server %s's tools again failed", self.config.name, exc_info=True)
+            return
+        remember(self.key, self.listing)
+
+    async def roots_changed(self) -> None:
+        """Tell a running server its roots changed (it asks for them again)."""
+        client = self._client
+        if client is None or not self.alive:
+            return
+        try:
+            with warnings.catch_warnings():  # deprecated by 2026-07-28; 2025 servers use it
+                warnings.simplefilter("ignore")
+                await client.session.send_roots_list_changed()
+        except Exception:
+            log.debug("telling MCP server %s of new roots failed", self.config.name, exc_info=True)
+
     async def call(
-        self, tool: str, arguments: dict[str, Any], key: str = "",
-        warn: Callable[[str], None] | None = None,
-    ) -> ToolResult:  # fmt: skip
+        self, tool: str, arguments: dict[str, Any], key: str = "", caller: Caller = NO_CALLER
+    ) -> ToolResult:
         """Call `tool`, behind the server's breaker; `key`: the call's idempotency key.
 
         A call whose connection was lost is sent once more with the same key (a server
-        that knows the key drops the duplicate). `warn` tells the person, once, that the
-        server's breaker opened.
+        that knows the key drops the duplicate). `caller.warn` tells the person, once, that
+        the server's breaker opened.
         """
-        name, breaker = self.config.name, self.breaker
+        name, breaker, warn = self.config.name, self.breaker, caller.warn
         if not breaker.allow():
             return ToolResult(refusal(name, breaker), is_error=True)
         try:
-            result, verdict = await self._attempt(tool, arguments, key)
+            result, verdict = await self._attempt(tool, arguments, key, caller)
             if verdict == "lost" and key:
                 if self._failed(result, warn):
                     return ToolResult(f"{result.text} {refusal(name, breaker)}", is_error=True)
                 log.debug("MCP call %s.%s sent again with the same key %s", name, tool, key)
-                again, verdict = await self._attempt(tool, arguments, key)
+                again, verdict = await self._attempt(tool, arguments, key, caller)
                 if again.is_error:
                     same = again.text == result.text
                     text = f"{result.text} Sent once more with the same idempotency key, it "
@@ -571,7 +616,7 @@ class _Server:
         return True
 
     async def _attempt(
-        self, tool: str, arguments: dict[str, Any], key: str
+        self, tool: str, arguments: dict[str, Any], key: str, caller: Caller
     ) -> tuple[ToolResult, str]:
         """One delivery of the call, and its verdict on the server: "ok" (it answered),
         "failed" (no start, no answer in time), "lost" (the connection broke: sent again),
@@ -604,9 +649,13 @@ class _Server:
         seconds = self.config.timeout_ms / 1000
         meta: Any = {IDEMPOTENCY_KEY: key} if key else None
         log.debug("MCP call %s.%s (idempotency key %s)", name, tool, key or "none")
+        progress = _progress(caller.progress)
         try:
-            with anyio.fail_after(seconds):
-                return to_result(await client.call_tool(tool, arguments, meta=meta)), "ok"
+            with anyio.fail_after(seconds), self.answers.asking(caller.ask):
+                answer = await client.call_tool(
+                    tool, arguments, progress_callback=progress, meta=meta
+                )
+                return to_result(answer), "ok"
         except TimeoutError:
             text = f"The MCP server {name!r} did not answer within {seconds:g} s; the call ended."
             if not await _answers(client):
@@ -651,6 +700,18 @@ class _Server:
                 await runner
         except Exception:
             log.debug("closing MCP server %s", self.config.name, exc_info=True)
+
+
+def _progress(show: Callable[[str], None] | None) -> Any:
+    """The SDK's progress callback, as a line: "3/10 · copying files"."""
+    if show is None:
+        return None
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        amount = f"{done:g}/{total:g}" if total else f"{done:g}"
+        show(f"{amount} · {message}" if message else amount)
+
+    return progress
 
 
 def _with_output(reason: str, errlog: Any) -> str:
@@ -731,6 +792,10 @@ class McpServers:
         self._servers = [
             _Server(c, workspace, env, policy, setup) for c in self.configs if not c.disabled
         ]
+        # Roots, forms: one answer for every server (`answers.elicit` may be set by a caller).
+        self.answers = ClientAnswers(roots=(workspace,))
+        for server in self._servers:
+            server.answers = self.answers
         self._loading: asyncio.Future[tuple[list[Tool], list[str]]] | None = None
         self.hints: dict[str, bool | None] = {}  # readOnlyHint by the name the model sees
         self._status: dict[str, ServerStatus] = {}
@@ -758,8 +823,14 @@ class McpServers:
 
     @property
     def listed_anew(self) -> bool:
-        """A server started during the session listed other tools than it was offered with."""
-        return any(server.listed_anew for server in self._servers)
+        """A server started during the session listed other tools than it was offered with,
+        or said its tools changed (notifications/tools/list_changed)."""
+        return any(s.listed_anew or "tools" in s.changed for s in self._servers)
+
+    async def set_roots(self, roots: Sequence[Path]) -> None:
+        """Other roots from now on; the running servers are told (roots/list_changed)."""
+        self.answers.roots = tuple(roots)
+        await asyncio.gather(*(server.roots_changed() for server in self._servers))
 
     async def status(self) -> list[ServerStatus]:
         """Start every server and say how each one is, for `agent mcp list`."""
@@ -776,6 +847,8 @@ class McpServers:
         for server in self._servers:
             server.listed_anew = False  # what it lists now is what is offered
             if server.alive:
+                if "tools" in server.changed:
+                    await server.relist()
                 continue  # its listing is current
             kept = recall(server.key) if remembered else None
             if kept is None:
@@ -831,6 +904,21 @@ class McpServers:
             await asyncio.gather(*(s.close() for s in self._servers))
 
 
+def _caller(item: Any, run: Any) -> Caller:
+    """A call's run as its `Caller`: warnings are its notices, progress shows on the item,
+    forms are asked through it (`Run.elicit`)."""
+    if run is None:
+        return Caller()
+
+    def progress(text: str) -> None:
+        if item is not None and item.state == "running":
+            item.progress = text
+            run.update(item)
+
+    warn = lambda text: run.notice(text, "warn")  # noqa: E731
+    return Caller(warn, progress, getattr(run, "elicit", None))
+
+
 def _adapt(server: _Server, listed: Listed, name: str) -> McpTool:
     """One of a server's tools as a `Tool`: an external effect, the server's schema."""
     schema = dict(listed.input_schema)
@@ -849,8 +937,7 @@ def _adapt(server: _Server, listed: Listed, name: str) -> McpTool:
             key = getattr(item, "idempotency_key", "") or uuid.uuid4().hex
             if item is not None:
                 item.idempotency_key = key
-        warn = None if run is None else lambda text: run.notice(text, "warn")
-        return await server.call(remote, arguments, key, warn)
+        return await server.call(remote, arguments, key, _caller(item, run))
 
     return McpTool(
         name=name,

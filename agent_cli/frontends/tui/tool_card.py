@@ -35,6 +35,8 @@ def size_text(count: int) -> str:
 def state_text(item: ToolItem) -> str:
     if item.state == "composing":
         return f"composing · {size_text(item.bytes)}"
+    if item.state == "running" and item.progress:  # an MCP server's own word on it
+        return f"running · {item.progress}"
     return item.state
 
 

@@ -19,6 +19,12 @@ HTTP+SSE transport (`/sse`, `/messages/`).
 (which ends the process the first time it is called) that record each call's
 `_meta` as a JSON line in FILE.
 
+--client adds tools that use what a client answers: `roots` (the client's roots),
+`ask` (a form: name, age, colour, subscribe, with defaults; says what came back),
+`steps` (reports progress three times), `grow` (adds a tool `grown` and says the
+tools changed); with --naps, `nap` also writes "cancelled" to FILE when the client
+cancels it. With it the server speaks the 2025 protocol (see add_client_tools).
+
 --wait-for FILE holds the start (after --pids, --slow) until FILE exists, so a
 test decides when a server may go on starting; --naps FILE has `nap` add a line
 to FILE as each nap begins (to see that a call is under way).
@@ -51,6 +57,7 @@ def main() -> None:
     parser.add_argument("--naps", default="")
     parser.add_argument("--starts", default="")
     parser.add_argument("--meta", default="")
+    parser.add_argument("--client", action="store_true")
     options = parser.parse_args()
     if options.starts:
         with open(options.starts, "a") as out:
@@ -74,6 +81,8 @@ def main() -> None:
         add_fault_tools(server, os.dup(1))
     if options.meta:
         add_meta_tools(server, options.meta)
+    if options.client:
+        add_client_tools(server)
     if options.shell:
 
         @server.tool()
@@ -137,7 +146,13 @@ def build(name: str, naps: str = ""):
         if naps:
             with open(naps, "a") as out:
                 out.write(f"{seconds}\n")
-        await anyio.sleep(seconds)
+        try:
+            await anyio.sleep(seconds)
+        except anyio.get_cancelled_exc_class():
+            if naps:
+                with open(naps, "a") as out:
+                    out.write("cancelled\n")
+            raise
         return f"slept {seconds}"
 
     @server.tool()
@@ -211,6 +226,61 @@ def add_fault_tools(server, wire: int) -> None:
         """Stop the server's process (SIGSTOP) in the middle of the call: a hung server."""
         os.kill(os.getpid(), signal.SIGSTOP)
         return "thawed"
+
+
+def add_client_tools(server) -> None:
+    """Tools that ask the client: its roots, a form, progress, a changed listing.
+
+    The server then answers as a 2025-era server does (no `server/discover`), as the
+    servers people run do: it asks the client through requests of its own.
+    """
+    import mcp.server.runner
+
+    # Every first request opens a 2025 connection: the client's probe is refused and it
+    # falls back to the handshake (the SDK has no switch for a server of the older era).
+    mcp.server.runner._has_modern_envelope = lambda params: False
+    from typing import Literal
+
+    from mcp.server.mcpserver import Context
+    from pydantic import BaseModel, Field
+
+    @server.tool()
+    async def roots(ctx: Context) -> str:
+        """The client's roots, one URI a line."""
+        listed = await ctx.request_context.session.list_roots()
+        return "\n".join(str(root.uri) for root in listed.roots) or "(no roots)"
+
+    class Person(BaseModel):
+        name: str = Field(description="Your name")
+        age: int = Field(default=30, description="Your age")
+        colour: Literal["red", "green", "blue"] = Field(default="green", title="Colour")
+        subscribe: bool = Field(default=True)
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        """Ask the person who they are."""
+        answer = await ctx.elicit("Who are you?", Person)
+        if answer.action != "accept":
+            return answer.action
+        return "accept " + json.dumps(answer.data.model_dump(), sort_keys=True)
+
+    @server.tool()
+    async def steps(ctx: Context) -> str:
+        """Report progress three times, then answer."""
+        for done in (1, 2, 3):
+            await ctx.report_progress(done, 3, f"step {done}")
+        return "stepped"
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:
+        """Add a tool `grown` and tell the client its tools changed."""
+
+        def grown() -> str:
+            return "grown here"
+
+        server.add_tool(grown, name="grown", description="A tool added by grow.")
+        await ctx.request_context.session.send_tool_list_changed()
+        return "grew"
 
 
 def add_meta_tools(server, record: str) -> None:
