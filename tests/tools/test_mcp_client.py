@@ -27,7 +27,7 @@ from agent_cli.tools.mcp import McpServers, ServerConfig
 from agent_cli.tools.mcp_forms import ElicitAnswer
 from agent_cli.tools.workspace import Workspace
 from tests.support.mcp_servers import stdio_args
-from tests.support.waiting import FOREVER, eventually, within
+from tests.support.waiting import FOREVER, GENEROUS, eventually, within
 
 CTX = ToolContext(None)
 
@@ -45,7 +45,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 async def test_roots_are_the_workspace_and_follow_a_change(workspace: Path, tmp_path: Path):
-    servers = McpServers([client_server()], workspace, os.environ)
+    servers = McpServers([client_server()], workspace, os.environ, start_timeout=GENEROUS)
     try:
         found = {t.name: t for t in (await servers.tools())[0]}
         assert (await found["c_roots"].run(CTX, {})).text == workspace.as_uri()
@@ -59,7 +59,7 @@ async def test_roots_are_the_workspace_and_follow_a_change(workspace: Path, tmp_
 
 
 async def test_a_form_without_anyone_to_ask_is_declined_and_a_hook_can_answer(workspace: Path):
-    servers = McpServers([client_server()], workspace, os.environ)
+    servers = McpServers([client_server()], workspace, os.environ, start_timeout=GENEROUS)
     try:
         found = {t.name: t for t in (await servers.tools())[0]}
         assert (await found["c_ask"].run(CTX, {})).text == "decline"
@@ -88,7 +88,7 @@ async def test_a_form_without_anyone_to_ask_is_declined_and_a_hook_can_answer(wo
 
 
 async def test_a_servers_changed_tools_are_offered_at_the_next_load(workspace: Path):
-    servers = McpServers([client_server()], workspace, os.environ)
+    servers = McpServers([client_server()], workspace, os.environ, start_timeout=GENEROUS)
     try:
         found = {t.name: t for t in (await servers.tools())[0]}
         assert "c_grown" not in found and not servers.listed_anew
@@ -103,7 +103,9 @@ async def test_a_servers_changed_tools_are_offered_at_the_next_load(workspace: P
 
 async def test_a_stopped_call_is_cancelled_on_the_server(workspace: Path, tmp_path: Path):
     naps = tmp_path / "naps"
-    servers = McpServers([client_server("c", "--naps", str(naps))], workspace, os.environ)
+    servers = McpServers(
+        [client_server("c", "--naps", str(naps))], workspace, os.environ, start_timeout=GENEROUS
+    )
     try:
         found = {t.name: t for t in (await servers.tools())[0]}
         task = asyncio.ensure_future(found["c_nap"].run(CTX, {"seconds": FOREVER}))
@@ -145,7 +147,7 @@ def session_with(workspace: Path, servers: McpServers, script: list) -> Session:
 
 
 async def test_a_form_reaches_the_front_end_and_its_answer_the_server(workspace: Path):
-    servers = McpServers([client_server()], workspace, os.environ)
+    servers = McpServers([client_server()], workspace, os.environ, start_timeout=GENEROUS)
     session = session_with(workspace, servers, [calls(("c1", "c_ask", "{}")), answer("thanks")])
     seen: list[Event] = []
 
@@ -170,7 +172,7 @@ async def test_a_form_reaches_the_front_end_and_its_answer_the_server(workspace:
 
 
 async def test_headless_a_form_is_declined_with_a_notice(workspace: Path):
-    servers = McpServers([client_server()], workspace, os.environ)
+    servers = McpServers([client_server()], workspace, os.environ, start_timeout=GENEROUS)
     session = session_with(workspace, servers, [calls(("c1", "c_ask", "{}")), answer("fine")])
     session.events.subscribe(Refusals())  # what `agent run` answers with nobody to ask
     try:
@@ -188,7 +190,7 @@ async def test_headless_a_form_is_declined_with_a_notice(workspace: Path):
 
 
 async def test_progress_shows_on_the_running_call_and_is_gone_when_done(workspace: Path):
-    servers = McpServers([client_server()], workspace, os.environ)
+    servers = McpServers([client_server()], workspace, os.environ, start_timeout=GENEROUS)
     session = session_with(workspace, servers, [calls(("c1", "c_steps", "{}")), answer("ok")])
     progress: list[str] = []
 
