@@ -230,8 +230,8 @@ def rewound_to_json(rewound: Rewound) -> dict[str, Any]:
     return {"at": rewound.at, "time": rewound.time, "items": items}
 
 
-def rewound_from_json(data: dict[str, Any]) -> Rewound:
-    items = [item_from_json(item) for item in data.get("items", [])]
+def rewound_from_json(data: dict[str, Any], images: ImageLoader = _unloaded) -> Rewound:
+    items = [item_from_json(item, images) for item in data.get("items", [])]
     return Rewound(int(data["at"]), items, float(data.get("time", 0.0)))
 
 
@@ -314,7 +314,7 @@ class Conversation:
             pid=data.get("pid", 0),
             items=[item_from_json(i, images) for i in data.get("items", [])],
             plan=plan_from_json(data.get("plan")),
-            rewound=[rewound_from_json(r) for r in data.get("rewound", [])],
+            rewound=[rewound_from_json(r, images) for r in data.get("rewound", [])],
         )
 
     def mark_running(self) -> None:

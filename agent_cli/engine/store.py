@@ -285,10 +285,10 @@ class Store:
         copy.created = copy.updated = time.time()
         copy.agent_session = ""
         copy.mark_idle()
-        media = self.directory / f"{conversation.id}{MEDIA_SUFFIX}"
+        media = self.media(conversation.id)
         try:
             if media.is_dir():
-                shutil.copytree(media, self.directory / f"{copy.id}{MEDIA_SUFFIX}")
+                shutil.copytree(media, self.media(copy.id))
         except OSError as e:
             raise StoreError(
                 f"Could not copy the attached files of conversation {conversation.id} "
@@ -349,9 +349,10 @@ def _position_in(known: dict[str, tuple[int, Fingerprint, int]], item_id: str) -
 
 def _same_images(conversation: Conversation) -> Callable[[dict[str, Any]], Image]:
     """A copy's images: the very ones the conversation holds, bytes and all."""
+    everything = [*conversation.items, *(i for r in conversation.rewound for i in r.items)]
     held = {
         image.file: image
-        for item in conversation.items
+        for item in everything
         if isinstance(item, UserItem | ToolItem)
         for image in item.images
     }
