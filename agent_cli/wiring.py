@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_cli import paths
+from agent_cli import logs, paths
 from agent_cli.backends.loop import Checkpoint
 from agent_cli.engine.backend import Backend
 from agent_cli.engine.items import Conversation
@@ -135,7 +135,8 @@ def checkpointer(workspace: Path) -> Checkpoint:
             from agent_cli.git import Checkpoints
 
             checkpoints = Checkpoints(workspace)
-        return await asyncio.to_thread(checkpoints.record, conversation, label)
+        turn = logs.current_turn()  # the message's turn: a rewind to it finds its changes
+        return await asyncio.to_thread(checkpoints.record, conversation, label, turn)
 
     return record
 
@@ -425,6 +426,19 @@ class Bench:
         from agent_cli.git import Checkpoints
 
         return Checkpoints(self.workspace).undo(conversation).summary(conversation)
+
+    def first_change(self, conversation: str, turns: Collection[str]) -> str | None:
+        from agent_cli.git import Checkpoints
+
+        return Checkpoints(self.workspace).first_change(conversation, turns)
+
+    def restore_before(self, conversation: str, turns: Collection[str]) -> str:
+        from agent_cli.git import Checkpoints
+
+        restored = Checkpoints(self.workspace).restore_before(conversation, turns)
+        if not restored.changes:
+            return "The files already are as they were before that message."
+        return restored.summary(conversation)
 
     def branch(self) -> tuple[str, bool] | None:
         from agent_cli.git import branch_status

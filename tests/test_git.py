@@ -533,3 +533,39 @@ def test_branch_status_never_raises(monkeypatch: pytest.MonkeyPatch, ws: Path):
     make_repo(ws)
     monkeypatch.setattr("agent_cli.git.status.run_git", broken)
     assert branch_status(ws) is None
+
+
+def test_a_rewind_restores_the_files_to_before_the_first_change_of_its_turns(
+    ws: Path, cp: Checkpoints
+):
+    cp.record("c1", "Edit a.txt", turn="t-one")
+    (ws / "a.txt").write_text("one\n")
+    cp.record("c1", "Write new.txt", turn="t-two")
+    (ws / "new.txt").write_text("new\n")
+    cp.record("c1", "Edit a.txt\nagain", turn="t-two")
+    (ws / "a.txt").write_text("two\n")
+    cp.record("c1", "Edit src/b.py", turn="t-three")
+    (ws / "src" / "b.py").write_text("changed\n")
+    assert cp.first_change("c1", {"t-two", "t-three"}) == "Write new.txt"
+    assert cp.first_change("c1", {"t-none"}) is None and cp.first_change("c2", {"t-two"}) is None
+
+    restored = cp.restore_before("c1", {"t-two", "t-three"})
+
+    assert restored == Restored(
+        "Write new.txt", [("M", "a.txt"), ("D", "new.txt"), ("M", "src/b.py")]
+    )
+    assert files(ws) == {"a.txt": b"one\n", "src/b.py": b"print('b')\n"}
+    # The rewound turns' checkpoints are gone; undo goes on from the turn before them.
+    assert cp.first_change("c1", {"t-two", "t-three"}) is None
+    assert cp.undo("c1").label == "Edit a.txt"
+    assert files(ws) == {"a.txt": b"alpha\n", "src/b.py": b"print('b')\n"}
+
+
+def test_a_rewind_with_no_change_after_the_message_has_nothing_to_restore(
+    ws: Path, cp: Checkpoints
+):
+    cp.record("c1", "Edit a.txt", turn="t-one")
+    (ws / "a.txt").write_text("one\n")
+    with pytest.raises(NothingToUndo, match="nothing to restore"):
+        cp.restore_before("c1", {"t-two"})
+    assert (ws / "a.txt").read_text() == "one\n"

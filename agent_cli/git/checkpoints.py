@@ -4,7 +4,10 @@ A checkpoint is a commit of the whole workspace (as git sees it: `.gitignore`d
 files, the folders in `IGNORED_FOLDERS` and files over
 `CHECKPOINT_MAX_FILE_BYTES` left out) under `refs/checkpoints/<conversation>/<n>`.
 Undo restores the newest one of a conversation and drops its ref, so a
-repeated undo steps further back.
+repeated undo steps further back. A checkpoint names the turn it was recorded
+in (a `Turn:` line in its message): a rewind to a message restores the files
+to the first checkpoint of the turns it takes out, and drops that one and
+every later one.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -34,6 +38,7 @@ _STAGE_BY_NAME = 1000  # up to this many changed paths are staged by name, not b
 _REF_ROOT = "refs/checkpoints"
 _UNDONE_ROOT = "refs/undone"
 _SAFE_REF_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+_TURN = "\n\nTurn: "  # ends a checkpoint's message: the turn it was recorded in
 
 
 @dataclass(frozen=True)
@@ -81,8 +86,9 @@ class Checkpoints(ShadowRepository):
 
     # -- the API ----------------------------------------------------------------------
 
-    def record(self, conversation: str, label: str) -> list[str]:
-        """Record the workspace as it is now, before a change labelled `label`.
+    def record(self, conversation: str, label: str, turn: str = "") -> list[str]:
+        """Record the workspace as it is now, before a change labelled `label`, made in
+        `turn` (the correlation id of the message's turn, "" for none).
 
         Returns notices for the person: files left out of the checkpoint, or why no
         checkpoint could be recorded. It never raises for a git or disk failure: a
@@ -106,7 +112,8 @@ class Checkpoints(ShadowRepository):
                 checkpoints = self._checkpoints(conversation)
                 number = checkpoints[-1][0] + 1 if checkpoints else 1
                 parent = checkpoints[-1][1] if checkpoints else None
-                commit = self._commit(tree, _clean_label(label), parent)
+                message = _clean_label(label) + (f"{_TURN}{turn}" if turn else "")
+                commit = self._commit(tree, message, parent)
                 ref = f"{self._ref_prefix(conversation)}{number}"
                 self._git("update-ref", ref, commit, "")  # "": the ref must not exist yet
         except _TooLarge as e:
@@ -158,12 +165,75 @@ class Checkpoints(ShadowRepository):
                     f"Nothing to undo in conversation {conversation}: the files already are "
                     "as they were before the agent's changes."
                 )
-            label = self._label(commit)
+            label = _without_turn(self._label(commit))
             before = self._commit(current, f"Before undoing '{short_label(label)}'", commit)
             self._git("update-ref", f"{_UNDONE_ROOT}/{_ref_part(conversation)}/{number}", before)
             self._apply(current, target, changes)
             self._drop(conversation, number, commit)
         return Restored(label, changes)
+
+    def first_change(self, conversation: str, turns: Collection[str]) -> str | None:
+        """The label of the first change made in one of `turns` (what `restore_before`
+        would go back to before); None when none of them changed a file."""
+        if not turns or not checkpoints_available() or not (self.shadow / MARKER).is_file():
+            return None
+        with self._locked():
+            found = self._first_of(conversation, turns)
+        return None if found is None else found[2]
+
+    def restore_before(self, conversation: str, turns: Collection[str]) -> Restored:
+        """Restore the files as they were before the first change made in one of `turns`
+        (the turns a rewind takes out of the conversation).
+
+        That checkpoint and every later one of the conversation are dropped: the
+        changes they were taken before are no longer the conversation's. The state
+        just before is kept under `refs/undone/<conversation>/<n>`, as undo does.
+        """
+        if not checkpoints_available():
+            raise CheckpointError(
+                "Cannot restore the files: git is not installed, so no checkpoints were "
+                "recorded — install git to use this."
+            )
+        nothing = NothingToUndo(
+            "No file was changed after that message in this conversation: there is "
+            "nothing to restore."
+        )
+        if not (self.shadow / MARKER).is_file():
+            raise nothing
+        with self._locked():
+            found = self._first_of(conversation, turns)
+            if found is None:
+                raise nothing
+            number, commit, label = found
+            current, _ = self._snapshot()
+            target = self._git_text("rev-parse", "--verify", "-q", f"{commit}^{{tree}}")
+            changes = self._diff(current, target)
+            if changes:
+                message = f"Before rewinding to before '{short_label(label)}'"
+                before = self._commit(current, message, commit)
+                undone = f"{_UNDONE_ROOT}/{_ref_part(conversation)}/{number}"
+                self._git("update-ref", undone, before)
+                self._apply(current, target, changes)
+            for later, later_commit in self._checkpoints(conversation):
+                if later >= number:
+                    self._drop(conversation, later, later_commit)
+        return Restored(label, changes)
+
+    def _first_of(self, conversation: str, turns: Collection[str]) -> tuple[int, str, str] | None:
+        """(number, commit, label) of the oldest checkpoint recorded in one of `turns`."""
+        prefix = self._ref_prefix(conversation)
+        listing = self._git(
+            "for-each-ref", "--format=%(refname)%00%(objectname)%00%(contents)%00", prefix
+        )
+        found = []
+        for entry in os.fsdecode(listing).split("\0\n"):
+            ref, _, rest = entry.partition("\0")
+            commit, _, message = rest.partition("\0")
+            number = ref[len(prefix) :]
+            label, _, turn = message.rstrip("\n").rpartition(_TURN)
+            if number.isdigit() and label and turn in turns:
+                found.append((int(number), commit, label))
+        return min(found) if found else None
 
     # -- snapshots and refs -----------------------------------------------------------
 
@@ -305,6 +375,12 @@ def _ref_part(conversation: str) -> str:
     if _SAFE_REF_PART.fullmatch(conversation):
         return conversation
     return "h-" + hashlib.sha256(conversation.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def _without_turn(message: str) -> str:
+    """A checkpoint's label: its message without the turn it names."""
+    label, found, _ = message.rpartition(_TURN)
+    return label if found else message
 
 
 def _clean_label(label: str) -> str:
