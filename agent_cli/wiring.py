@@ -428,9 +428,10 @@ class Bench:
         return Checkpoints(self.workspace).undo(conversation).summary(conversation)
 
     def first_change(self, conversation: str, turns: Collection[str]) -> str | None:
-        from agent_cli.git import Checkpoints
+        from agent_cli.git import Checkpoints, short_label
 
-        return Checkpoints(self.workspace).first_change(conversation, turns)
+        label = Checkpoints(self.workspace).first_change(conversation, turns)
+        return None if label is None else short_label(label)
 
     def restore_before(self, conversation: str, turns: Collection[str]) -> str:
         from agent_cli.git import Checkpoints

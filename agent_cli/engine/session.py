@@ -169,7 +169,20 @@ class Session:
 
     def rewind_points(self) -> list[UserItem]:
         """The earlier messages a rewind can go back to, oldest first: the person's own
-        (not a sub-agent's prompt), after which the conversation can be cut cleanly."""
+        (not a sub-agent's prompt), after which the conversation can be cut cleanly.
+
+        Raises UsageError when no rewind can be done now (a run goes on, or an external
+        agent works the conversation).
+        """
+        conversation = self.conversation
+        if self.running:
+            raise UsageError("A run is going on — stop it first (Ctrl+C), then rewind.")
+        if conversation.agent != "builtin":
+            raise UsageError(
+                f"This conversation is worked by {conversation.agent}, whose session is its "
+                "own: it cannot be rewound. Hand it back with `/agent builtin`, or start "
+                "again with `/new`."
+            )
         items = self.conversation.items
         points: list[UserItem] = []
         open_tasks: set[str] = set()  # ids of the `task` items whose sub-agents go on later
@@ -190,14 +203,6 @@ class Session:
         that, through the checkpoints); the message's text is the caller's to put back.
         """
         conversation = self.conversation
-        if self.running:
-            raise UsageError("A run is going on — stop it first (Ctrl+C), then rewind.")
-        if conversation.agent != "builtin":
-            raise UsageError(
-                f"This conversation is worked by {conversation.agent}, whose session is its "
-                "own: it cannot be rewound. Hand it back with `/agent builtin`, or start "
-                "again with `/new`."
-            )
         points = self.rewind_points()
         chosen = next((point for point in points if point.id == item_id), None)
         if chosen is None:

@@ -9,12 +9,12 @@ front end carries out, like quitting or clearing the screen).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, NamedTuple, Protocol
 
-from agent_cli.engine.items import AssistantItem, Conversation
+from agent_cli.engine.items import AssistantItem, Conversation, Rewound, UserItem
 from agent_cli.engine.session import Session
 from agent_cli.engine.store import Store
 from agent_cli.errors import AgentError, UsageError
@@ -43,6 +43,8 @@ Action = Literal[
     "pick_model",
     "pick_agent",
     "pick_shell",
+    "pick_rewind",
+    "rewound",  # `argument` is the rewound message's text, back in the input to edit
     "send",  # `argument` is a message to send (a prompt command's expansion)
     "copy",
 ]
@@ -79,6 +81,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("shells", "list the background commands, or end one", "/shells [kill ID]"),
     Command("undo", "revert the agent's last file changes in this conversation"),
     Command("copy", "copy the last answer to the clipboard (OSC 52: over ssh and tmux too)"),
+    Command("rewind", "take an earlier message and what followed back, to edit", "/rewind [N]"),
+    Command("fork", "go on in a copy of this conversation (the original is kept)"),
     Command("theme", "show or switch the theme", "/theme [NAME]"),
     Command("quit", "leave"),
 )
@@ -154,6 +158,23 @@ class Workbench(Protocol):
         """(branch, dirty) for the status line (blocking); None when not a repository."""
         ...
 
+    def first_change(self, conversation: str, turns: Collection[str]) -> str | None:
+        """The label of the first change made in one of `turns` (blocking); None: none was."""
+        ...
+
+    def restore_before(self, conversation: str, turns: Collection[str]) -> str:
+        """Restore the files to before the first change made in one of `turns` (blocking);
+        what was done."""
+        ...
+
+
+class RewindOffer(NamedTuple):
+    """After a rewind: the files can go back to before `label`, the first change since."""
+
+    conversation: str
+    turns: frozenset[str]
+    label: str
+
 
 class Questions:
     """Yes/no questions the agent needs a person for (may a workspace's own MCP servers
@@ -190,6 +211,8 @@ class Interactive:
     unconfined: Callable[[], str] = lambda: ""
     # Prompt commands (command files, skills, MCP prompts); built-in names always win.
     commands: CommandRegistry = field(default_factory=CommandRegistry)
+    # After /rewind: what the files could be restored to, for the front end to offer.
+    rewind_offer: RewindOffer | None = None
 
     def __post_init__(self) -> None:
         self.commands.reserve(c.name for c in COMMANDS)
@@ -489,6 +512,72 @@ class Interactive:
         said = f"Copied the last answer ({lines} line{'s' if lines > 1 else ''}) to the clipboard."
         return Reply(said, action="copy", argument=answer)
 
+    async def _rewind(self, argument: str) -> Reply:
+        """`/rewind`: the earlier messages, numbered; `/rewind N` (or an item id): take
+        message N and what followed out, its text back in the input (see `RewindOffer`)."""
+        self.rewind_offer = None
+        points = self.session.rewind_points()
+        if not points:
+            return Reply("There is no message to rewind to yet.")
+        if not argument:
+            lines = [f"{n}. {_cell(point.text)}" for n, point in enumerate(points, 1)]
+            lines.append(
+                "\nRewind with `/rewind N`: message N and everything after it leave the "
+                "conversation (kept in its history), and its text comes back to edit."
+            )
+            return Reply("\n".join(lines), action="pick_rewind")
+        if argument.isdigit() and not 1 <= int(argument) <= len(points):
+            return Reply(
+                f"There is no message {argument}: `/rewind` lists 1–{len(points)}.", "warn"
+            )
+        chosen = points[int(argument) - 1] if argument.isdigit() else None
+        rewound = self.session.rewind(chosen.id if chosen is not None else argument)
+        text = rewound.items[0].text if isinstance(rewound.items[0], UserItem) else ""
+        said = (
+            f"Rewound: {_count(len(rewound.items), 'item')} from “{_cell(text)}” on left the "
+            "conversation (kept in its history: `agent sessions show`). Edit the message and "
+            "send it again."
+        )
+        await self._offer_files(rewound)
+        return Reply(said, action="rewound", argument=text)
+
+    async def _offer_files(self, rewound: Rewound) -> None:
+        """Find what the files could go back to: the first change the rewound turns made."""
+        turns = frozenset(
+            item.turn for item in rewound.items if isinstance(item, UserItem) and item.turn
+        )
+        if self.bench is None or not turns:
+            return
+        conversation = self.session.conversation.id
+        label = await asyncio.to_thread(self.bench.first_change, conversation, turns)
+        if label is not None:
+            self.rewind_offer = RewindOffer(conversation, turns, label)
+
+    async def restore_files(self) -> Reply:
+        """Take up the offer of the last rewind: the files as they were before its changes."""
+        offer, self.rewind_offer = self.rewind_offer, None
+        if offer is None or self.bench is None:
+            return Reply("There is nothing to restore.", "warn")
+        try:
+            done = await asyncio.to_thread(
+                self.bench.restore_before, offer.conversation, offer.turns
+            )
+        except AgentError as e:
+            return Reply(str(e), "error")
+        return Reply(done)
+
+    async def _fork(self, _argument: str) -> Reply:
+        original = self.session.conversation
+        copy = self.session.fork()
+        session = self.make_session(copy)
+        session.set_mode(self.session.mode)
+        self._switch(session)
+        return Reply(
+            f"Forked: you are now in `{copy.id}`, a copy of this conversation. The original "
+            f"`{original.id}` is kept as it was (`/sessions {original.id}` goes back).",
+            action="switched",
+        )
+
     async def _theme(self, argument: str) -> Reply:
         return Reply("", action="theme", argument=argument)
 
@@ -518,6 +607,10 @@ def last_answer(conversation: Conversation) -> str:
         if isinstance(item, AssistantItem) and not item.parent and item.text.strip():
             return item.text.strip()
     return ""
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _cell(text: str) -> str:

@@ -499,7 +499,44 @@ class LineRepl:
             self.printer.print(render.reply(reply.text, reply.level))
         if reply.action == "switched":
             self._transcript()
+        if reply.action == "pick_rewind":
+            return await self._choose_rewind()
+        if reply.action == "rewound":
+            self._draft = reply.argument  # the message, back at the prompt to edit
+            await self._offer_restore()
         return reply.action, reply.argument
+
+    async def _choose_rewind(self) -> tuple[str, str]:
+        """After `/rewind`'s numbered list: which message to go back to (none: nothing)."""
+        typed = await self._answer("Rewind to message number (Enter: none): ")
+        if not typed.strip():
+            self.printer.print(render.notice("Nothing was rewound."))
+            return "", ""
+        return await self._command(f"/rewind {typed.strip()}")
+
+    async def _offer_restore(self) -> None:
+        """After a rewind: restore the files to before the first change it took out?"""
+        offer = self.interactive.rewind_offer
+        if offer is None:
+            return
+        typed = await self._answer(
+            f"Restore the files to before '{offer.label}', the first change since? [y/N] "
+        )
+        if typed.strip().lower().startswith("y"):
+            reply = await self.interactive.restore_files()
+            self.printer.print(render.reply(reply.text, reply.level))
+        else:
+            self.interactive.rewind_offer = None
+            self.printer.print(render.notice("The files are left as they are."))
+
+    async def _answer(self, question: str) -> str:
+        """One line typed at a question ("" for Ctrl-C or Ctrl-D)."""
+        try:
+            return await _ask_line(question)
+        except (KeyboardInterrupt, EOFError):
+            return ""
+        finally:
+            self.catch_sigint()
 
     def _transcript(self) -> None:
         """A resumed conversation's last items, and its plan."""
