@@ -275,7 +275,7 @@ class Interactive:
             "#1, N lines]` and is sent whole (Ctrl+O shows it in the input); on a focused "
             "card, Enter opens it and `c` copies its output; Ctrl+C copies selected text; "
             "typing always goes to the input; Shift+Tab moves the focus back (Tab forward, "
-            "when the input is empty)."
+            "when the input is empty); Esc twice in an empty input opens `/rewind`."
             "\n\nWhile a run goes, the input stays live: Enter steers (the run reads the message "
             "at its next round), Tab queues it (sent when the run ends; Tab still completes when "
             "a completion menu is open); what waits is shown above the input. In the TUI, Up in "

@@ -53,6 +53,7 @@ FLUSH_SECONDS = 1 / 30  # the most often streamed text reaches the screen
 FLOOD_FLUSH_SECONDS = 1 / 16  # the same, while text floods in (see FLOOD_CHARS)
 FLOOD_CHARS = 800  # characters in one flush: 24,000 a second, far past any model's pace
 QUIT_SECONDS = 2.0  # a second Ctrl+C within this quits
+DOUBLE_ESCAPE_SECONDS = 0.8  # a second Escape in an empty input within this opens /rewind
 TYPED_SECONDS = 0.1  # a key this recent is shown before the stream's next news
 SEVERITY = {"info": "information", "warn": "warning", "error": "error"}
 STYLES = (  # one beside each widget's module
@@ -99,7 +100,7 @@ class AgentApp(App[int]):
             workspace,
             History(history_file(workspace)),
             recall=self._recall_pending,
-            drop=self._drop_pending,
+            drop=self._empty_escape,
             commands=interactive.command_list,
         )
         self.search_bar = SearchBar()
@@ -117,6 +118,7 @@ class AgentApp(App[int]):
         self._flooding = False
         self._typed_first = False  # the news waits for a key's frame (at most one frame)
         self._interrupted = 0.0
+        self._escaped = 0.0
         self._query = ""
         self._matches: list[int] = []
         self._match = 0
@@ -430,6 +432,9 @@ class AgentApp(App[int]):
             reply = self.switch_theme(reply.argument)
         elif action == "copy":
             self.copy_to_clipboard(reply.argument)
+        elif action == "rewound":
+            await self._rewound(reply)
+            return
         elif action.startswith("pick_") and await getattr(self, f"_{action}")():
             return  # the picker shows the choices instead of the reply
         if reply.text:
@@ -510,6 +515,46 @@ class AgentApp(App[int]):
         options = [labelled_option(job.id, job.command.split("\n", 1)[0]) for job in running]
         self._pick(Picker("End a background command", options), "/shells kill")
         return True
+
+    async def _pick_rewind(self) -> bool:
+        from agent_cli.frontends.tui.picker import Picker, message_option
+
+        points = self.session.rewind_points()  # `/rewind` checked it can be done
+        if not points:
+            return False
+        options = [message_option(n, point.text, point.id) for n, point in enumerate(points, 1)]
+        self._pick(Picker("Rewind to a message", options, points[-1].id), "/rewind")
+        return True
+
+    async def _rewound(self, reply: Reply) -> None:
+        """After a rewind: the shorter conversation, the message back in the input, and
+        the offer to restore the files to before the changes it took out."""
+        await self._show_session()
+        self.transcript.add_reply(reply.text, reply.level)
+        self.composer.input.set_text(reply.argument)
+        self.composer.focus_input()
+        offer = self.interactive.rewind_offer
+        if offer is None:
+            return
+        if await self._ask(f"Restore the files to before '{offer.label}', the first change since?"):
+            restored = await self.interactive.restore_files()
+            self.transcript.add_reply(restored.text, restored.level)
+        else:
+            self.interactive.rewind_offer = None
+            self.transcript.add_reply("The files are left as they are.", "info")
+        self.composer.focus_input()
+
+    def _empty_escape(self) -> None:
+        """Escape in an empty input: drop the last waiting message; with none waiting and
+        no run going, a second Escape soon after opens the messages to rewind to."""
+        if self._drop_pending() or self.session.running:
+            return
+        now = time.monotonic()
+        if now - self._escaped <= DOUBLE_ESCAPE_SECONDS:
+            self._escaped = 0.0
+            self._command("/rewind")
+            return
+        self._escaped = now
 
     def _pick(self, picker: Screen[str | None], command: str) -> None:
         def chosen(choice: str | None) -> None:

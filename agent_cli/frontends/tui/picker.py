@@ -1,4 +1,4 @@
-"""A modal list to choose from: a conversation to resume, a model, an agent."""
+"""A modal list to choose from: a conversation to resume, a model, an agent, a message."""
 
 from __future__ import annotations
 
@@ -61,6 +61,16 @@ def session_option(summary: Summary) -> Option:
         ),
         id=summary.id,
     )
+
+
+def message_option(number: int, text: str, item_id: str) -> Option:
+    """An earlier message to rewind to: its number and its first line."""
+    line = " ".join(text.split())
+    line = line if len(line) <= 100 else line[:99] + "…"
+    label = Content.from_markup(
+        "[$foreground-muted]$number.[/]  $text", number=str(number), text=line
+    )
+    return Option(label, id=item_id)
 
 
 def labelled_option(option_id: str, note: str = "", enabled: bool = True) -> Option:

@@ -1,0 +1,107 @@
+"""`/rewind` and Esc Esc in the TUI (issue #17, item 6): a picker of the earlier messages,
+the chosen one back in the input, the offer to restore the files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from textual.widgets import OptionList
+
+from agent_cli import paths
+from agent_cli.engine.items import UserItem
+from agent_cli.engine.store import Store
+from agent_cli.frontends.tui.app import AgentApp
+from agent_cli.frontends.tui.picker import Picker
+from agent_cli.frontends.tui.question import Question
+from agent_cli.git import checkpoints_available
+from tests.frontends.tui.support import SIZE, send, settle, shown_text, until
+from tests.support.fake_openai import FakeOpenAI, text, tool_calls
+
+pytestmark = pytest.mark.skipif(not checkpoints_available(), reason="git is not installed")
+
+
+def write(path: str, content: str) -> object:
+    return tool_calls(("c1", "write_file", json.dumps({"path": path, "content": content})))
+
+
+async def two_messages(pilot, app: AgentApp, fake: FakeOpenAI, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    """"say hello" answered, then "change a.txt", which wrote the file."""
+    (workspace / "a.txt").write_text("alpha\n")
+    fake.add(text("First answer."), write("a.txt", "changed\n"), text("Wrote it."))
+    app.session.set_mode("full")
+    for message in ("say hello", "change a.txt"):
+        await send(pilot, app, message)
+        await settle(pilot, app)
+    assert (workspace / "a.txt").read_text() == "changed\n"
+
+
+def stored_user_texts(app: AgentApp) -> tuple[list[str], list[list[str]]]:
+    """The user messages of the stored conversation, and of each rewind's, read from disk."""
+    conversation = Store(paths.conversations_dir()).load(app.session.conversation.id)
+    kept = [i.text for i in conversation.items if isinstance(i, UserItem)]
+    rewound = [[i.text for i in r.items if isinstance(i, UserItem)] for r in conversation.rewound]
+    return kept, rewound
+
+
+async def test_escape_twice_picks_a_message_refills_the_input_and_restores_the_files(
+    app: AgentApp, fake: FakeOpenAI, workspace: Path
+):
+    async with app.run_test(size=SIZE) as pilot:
+        await two_messages(pilot, app, fake, workspace)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, Picker), "one Escape alone opens nothing"
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, Picker))
+        options = app.screen.query_one(OptionList)
+        labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert labels == ["1.  say hello", "2.  change a.txt"]
+        assert options.highlighted == 1, "the newest message comes first to hand"
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, Question))
+        assert "Restore the files to before 'Write a.txt'" in app.screen.question
+        await pilot.press("y")
+        await until(pilot, lambda: "Restored 1 file" in shown_text(app.transcript))
+        await settle(pilot, app)
+        assert (workspace / "a.txt").read_text() == "alpha\n"
+
+        assert app.composer.input.text == "change a.txt"
+        shown = shown_text(app.transcript)
+        assert "First answer." in shown and "Wrote it." not in shown
+        assert "Restored 1 file to before 'Write a.txt'" in shown
+        assert stored_user_texts(app) == (["say hello"], [["change a.txt"]])
+
+        fake.add(text("Again."))
+        await send(pilot, app, app.composer.input.text + " again")
+        await settle(pilot, app)
+    sent = [m["content"] for m in fake.requests[-1]["messages"][1:]]
+    assert sent == ["say hello", "First answer.", "change a.txt again"]
+
+
+async def test_rewind_to_the_first_message_keeping_the_files(
+    app: AgentApp, fake: FakeOpenAI, workspace: Path
+):
+    async with app.run_test(size=SIZE) as pilot:
+        await two_messages(pilot, app, fake, workspace)
+        await send(pilot, app, "/rewind")
+        await until(pilot, lambda: isinstance(app.screen, Picker))
+        await pilot.press("up", "enter")
+        await until(pilot, lambda: isinstance(app.screen, Question))
+        await pilot.press("n")
+        await until(pilot, lambda: "The files are left as they are." in shown_text(app.transcript))
+
+        assert app.composer.input.text == "say hello"
+        assert (workspace / "a.txt").read_text() == "changed\n"
+        assert "First answer." not in shown_text(app.transcript)
+        assert stored_user_texts(app) == ([], [["say hello", "change a.txt"]])
+
+
+async def test_escape_twice_during_a_run_or_with_nothing_to_rewind_opens_nothing(
+    app: AgentApp,
+):
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("escape", "escape")
+        await until(pilot, lambda: "no message to rewind to yet" in shown_text(app.transcript))
+        assert not isinstance(app.screen, Picker)
