@@ -433,6 +433,9 @@ class Bench:
         label = Checkpoints(self.workspace).first_change(conversation, turns)
         return None if label is None else short_label(label)
 
+    def copy_checkpoints(self, conversation: str, to: str) -> str:
+        return copy_checkpoints(self.workspace, conversation, to)
+
     def restore_before(self, conversation: str, turns: Collection[str]) -> str:
         from agent_cli.git import Checkpoints
 
@@ -445,6 +448,21 @@ class Bench:
         from agent_cli.git import branch_status
 
         return branch_status(self.workspace)
+
+
+def copy_checkpoints(workspace: Path, conversation: str, to: str) -> str:
+    """A fork gets the checkpoints of the conversation it copies (blocking); "" when
+    done, else a warning saying what undo cannot do in the copy."""
+    from agent_cli.git import CheckpointError, Checkpoints
+
+    try:
+        Checkpoints(workspace).copy(conversation, to)
+    except CheckpointError as e:
+        return (
+            f"The checkpoints were not copied to {to} ({e}): /undo and /rewind in it cannot "
+            "restore the files to before the fork."
+        )
+    return ""
 
 
 def external_backend(settings: Settings, conversation: Conversation) -> Backend:

@@ -569,3 +569,14 @@ def test_a_rewind_with_no_change_after_the_message_has_nothing_to_restore(
     with pytest.raises(NothingToUndo, match="nothing to restore"):
         cp.restore_before("c1", {"t-two"})
     assert (ws / "a.txt").read_text() == "one\n"
+
+
+def test_a_fork_gets_the_checkpoints_and_undoes_on_its_own(ws: Path, cp: Checkpoints):
+    cp.record("c1", "Edit a.txt", turn="t-one")
+    (ws / "a.txt").write_text("one\n")
+    cp.copy("c1", "fork")
+    assert cp.first_change("fork", {"t-one"}) == "Edit a.txt"
+
+    assert cp.undo("fork").label == "Edit a.txt"
+    assert (ws / "a.txt").read_text() == "alpha\n"
+    assert cp.first_change("c1", {"t-one"}) == "Edit a.txt", "the original keeps its own"

@@ -348,8 +348,9 @@ def fork(
 ) -> None:
     """Copy a conversation under a new id, to go on with it another way.
 
-    The copy is independent of the original (its own file and attached files);
-    go on with it with `agent run --resume NEW_ID` or `/sessions NEW_ID`.
+    The copy is independent of the original (its own file, attached files and
+    checkpoints for undo); go on with it with `agent run --resume NEW_ID` or
+    `/sessions NEW_ID`.
     """
 
     def action() -> int:
@@ -358,6 +359,11 @@ def fork(
         store = _store()
         conversation = store.load(_find(store, conversation_id).stem)
         copy = store.fork(conversation)
+        from agent_cli.wiring import copy_checkpoints
+
+        warning = copy_checkpoints(Path(conversation.workspace), conversation.id, copy.id)
+        if warning:
+            print(f"agent: {warning}", file=sys.stderr)
         if quiet:
             print(copy.id)
         else:

@@ -167,6 +167,11 @@ class Workbench(Protocol):
         what was done."""
         ...
 
+    def copy_checkpoints(self, conversation: str, to: str) -> str:
+        """Give a fork the checkpoints of the conversation it copies (blocking); "" when
+        done, else what undo cannot do in it."""
+        ...
+
 
 class RewindOffer(NamedTuple):
     """After a rewind: the files can go back to before `label`, the first change since."""
@@ -538,6 +543,12 @@ class Interactive:
             "conversation (kept in its history: `agent sessions show`). Edit the message and "
             "send it again."
         )
+        first = rewound.items[0]
+        if isinstance(first, UserItem) and not first.turn and self.bench is not None:
+            said += (  # its changes are its run's: the checkpoints cannot tell them apart
+                "\n\nThat message was steered into a run: the files that run changed after it "
+                "cannot be told apart from the ones before; `/undo` steps back through them."
+            )
         await self._offer_files(rewound)
         return Reply(said, action="rewound", argument=text)
 
@@ -569,14 +580,17 @@ class Interactive:
     async def _fork(self, _argument: str) -> Reply:
         original = self.session.conversation
         copy = self.session.fork()
+        warning = ""
+        if self.bench is not None:
+            warning = await asyncio.to_thread(self.bench.copy_checkpoints, original.id, copy.id)
         session = self.make_session(copy)
         session.set_mode(self.session.mode)
         self._switch(session)
-        return Reply(
+        said = (
             f"Forked: you are now in `{copy.id}`, a copy of this conversation. The original "
-            f"`{original.id}` is kept as it was (`/sessions {original.id}` goes back).",
-            action="switched",
+            f"`{original.id}` is kept as it was (`/sessions {original.id}` goes back)."
         )
+        return Reply("\n\n".join(filter(None, [said, warning])), action="switched")
 
     async def _theme(self, argument: str) -> Reply:
         return Reply("", action="theme", argument=argument)

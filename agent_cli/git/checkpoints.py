@@ -219,6 +219,16 @@ class Checkpoints(ShadowRepository):
                     self._drop(conversation, later, later_commit)
         return Restored(label, changes)
 
+    def copy(self, conversation: str, to: str) -> None:
+        """Give conversation `to` (a fork of `conversation`) the same checkpoints, so undo
+        and rewind reach as far back in it. Raises CheckpointError when git fails."""
+        if not checkpoints_available() or not (self.shadow / MARKER).is_file():
+            return
+        with self._locked():
+            prefix = self._ref_prefix(to)
+            for number, commit in self._checkpoints(conversation):
+                self._git("update-ref", f"{prefix}{number}", commit, "")
+
     def _first_of(self, conversation: str, turns: Collection[str]) -> tuple[int, str, str] | None:
         """(number, commit, label) of the oldest checkpoint recorded in one of `turns`."""
         prefix = self._ref_prefix(conversation)

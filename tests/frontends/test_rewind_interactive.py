@@ -91,3 +91,23 @@ async def test_rewind_and_fork_are_refused_during_a_run(interactive: Interactive
     finally:
         gate.set()
         await asyncio.wait_for(run, TIMEOUT)
+
+
+async def test_a_message_steered_into_a_run_says_its_changes_cannot_be_told_apart(
+    interactive: Interactive, fake: FakeOpenAI
+):
+    gate = threading.Event()
+    fake.add(held(text("first answer"), gate), text("read the steer"))
+    run = asyncio.ensure_future(interactive.session.send("first"))
+    while not interactive.session.running:
+        await asyncio.sleep(0.01)
+    interactive.session.steer("and also this")
+    gate.set()
+    await asyncio.wait_for(run, TIMEOUT)
+    points = [point.text for point in interactive.session.rewind_points()]
+    assert points == ["first", "and also this"]
+
+    reply = await interactive.handle("/rewind 2")
+
+    assert reply.argument == "and also this"
+    assert "steered into a run" in reply.text and "`/undo`" in reply.text

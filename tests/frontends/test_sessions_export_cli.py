@@ -114,3 +114,26 @@ def test_fork_prints_a_new_id_whose_conversation_is_independent(fake, workspace)
     assert store().load(conversation_id).to_json() == original.to_json()  # untouched
     sent = fake.requests[-1]["messages"]
     assert sent[1]["content"] == "say bye instead", "the copy goes on with the whole story"
+
+
+def test_a_fork_has_the_checkpoints_so_undo_works_in_it(fake, workspace):
+    conversation_id = a_real_run(fake, workspace)
+    forked = agent(workspace, "sessions", "fork", conversation_id, "--quiet")
+    assert forked.returncode == 0 and err(forked) == "", err(forked)
+
+    undone = agent(workspace, "undo", "--conversation", out(forked).strip())
+
+    assert undone.returncode == 0, err(undone)
+    assert (workspace / "app.py").read_text() == "print('hi')\n"
+
+
+def test_show_lists_what_rewinds_took_out_after_the_conversation(workspace):
+    conversation = Conversation(workspace=str(workspace), id="20250101-100000-abcdef", title="t")
+    conversation.items = [UserItem("kept message")]
+    conversation.rewound = [Rewound(1, [UserItem("rewound message"), AssistantItem("x", False)])]
+    store().save(conversation)
+
+    shown = out(agent(workspace, "sessions", "show", "20250101", env={"NO_COLOR": "1"}))
+
+    assert shown.index("kept message") < shown.index("rewound") < shown.index("rewound message")
+    assert "taken out of the conversation" in shown
