@@ -8,6 +8,7 @@ store error (exit 1) naming the file, which `rm` can still remove.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from datetime import datetime
@@ -196,7 +197,7 @@ def show(
         if as_json:
             from agent_cli.engine.store import read_stored
 
-            print(json.dumps(read_stored(path), indent=2, ensure_ascii=False))
+            print(json_text(read_stored(path)))
             return 0
         _print_transcript(_console(), store.load(path.stem))
         return 0
@@ -331,7 +332,7 @@ def export(
         if output_format is Format.JSON:
             from agent_cli.engine.store import read_stored
 
-            print(json.dumps(read_stored(path), indent=2, ensure_ascii=False))
+            print(json_text(read_stored(path)))
             return 0
         from agent_cli.frontends.markdown_transcript import markdown
 
@@ -422,6 +423,13 @@ def _count(number: int, noun: str) -> str:
 
 
 # ------------------------------------------------------------------ shared
+
+
+def json_text(data: object) -> str:
+    """Indented JSON for a terminal: json escapes the C0 controls, this the C1 ones (a
+    terminal obeys U+009B as an escape), so a stored text cannot drive the terminal."""
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return re.sub("[\x80-\x9f]", lambda found: f"\\u{ord(found[0]):04x}", text)
 
 
 def _store() -> Store:

@@ -4,7 +4,8 @@ For a person to read or keep: the messages, the answers, each tool call with
 its outcome (an edit's diff, a command's exit code and last lines), the
 notices, and at the end what rewinds took out. Plain text in, Markdown out:
 what a message or a result says is fenced or quoted, never read as markup of
-the document around it.
+the document around it, and control characters (a model's escape sequences,
+which a terminal would obey) are left out.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from agent_cli.engine.items import (
 RESULT_LINES = 20  # lines of a tool's result shown under it
 EXIT_CODE = re.compile(r"\[exit code: ([^\]\n]+)\]\s*\Z")
 LEVELS = {"info": "Note", "warn": "Warning", "error": "Error"}
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
 
 
 def markdown(conversation: Conversation) -> str:
@@ -35,7 +37,7 @@ def markdown(conversation: Conversation) -> str:
         taken = datetime.fromtimestamp(rewound.time).strftime("%Y-%m-%d %H:%M")
         parts.append(f"## Rewound at {taken}\n\nTaken out of the conversation by `/rewind`:")
         parts += [text for item in rewound.items if (text := _item(item, level=3))]
-    return "\n\n".join(parts) + "\n"
+    return CONTROL.sub("", "\n\n".join(parts)) + "\n"
 
 
 def _details(conversation: Conversation) -> str:

@@ -137,3 +137,18 @@ def test_show_lists_what_rewinds_took_out_after_the_conversation(workspace):
 
     assert shown.index("kept message") < shown.index("rewound") < shown.index("rewound message")
     assert "taken out of the conversation" in shown
+
+
+def test_export_never_sends_a_models_escape_sequences_to_the_terminal(workspace):
+    sneaky = "Done.\x1b]52;c;cm0gLXJmIH4=\x07\x1b[8mhidden\x1b[0m\r\x9b2J"
+    conversation = Conversation(workspace=str(workspace), id="20250101-100000-abcdef", title="t")
+    conversation.items = [UserItem("hi"), AssistantItem(sneaky, streaming=False)]
+    store().save(conversation)
+
+    document = agent(workspace, "sessions", "export", "20250101").stdout
+    as_json = agent(workspace, "sessions", "export", "20250101", "--format", "json").stdout
+
+    for shown in (document, as_json):
+        assert not re.search(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", shown), shown
+    assert b"Done.]52;c;cm0gLXJmIH4=[8mhidden[0m2J" in document
+    assert json.loads(as_json)["items"][1]["text"] == sneaky  # escaped, not lost

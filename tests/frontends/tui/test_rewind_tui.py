@@ -27,7 +27,7 @@ def write(path: str, content: str) -> object:
 
 
 async def two_messages(pilot, app: AgentApp, fake: FakeOpenAI, workspace: Path) -> None:  # type: ignore[no-untyped-def]
-    """"say hello" answered, then "change a.txt", which wrote the file."""
+    """ "say hello" answered, then "change a.txt", which wrote the file."""
     (workspace / "a.txt").write_text("alpha\n")
     fake.add(text("First answer."), write("a.txt", "changed\n"), text("Wrote it."))
     app.session.set_mode("full")
@@ -105,3 +105,23 @@ async def test_escape_twice_during_a_run_or_with_nothing_to_rewind_opens_nothing
         await pilot.press("escape", "escape")
         await until(pilot, lambda: "no message to rewind to yet" in shown_text(app.transcript))
         assert not isinstance(app.screen, Picker)
+
+
+async def test_fork_goes_on_in_a_copy(app: AgentApp, fake: FakeOpenAI):
+    fake.add(text("First answer."), text("In the copy."))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "say hello")
+        await settle(pilot, app)
+        original = app.session.conversation.id
+        await send(pilot, app, "/fork")
+        await until(pilot, lambda: app.session.conversation.id != original)
+        await until(pilot, lambda: "Forked: you are now in" in shown_text(app.transcript))
+        assert "First answer." in shown_text(app.transcript), "the copy shows the story so far"
+        await send(pilot, app, "go on")
+        await settle(pilot, app)
+    store = Store(paths.conversations_dir())
+    texts = [
+        [i.text for i in store.load(c).items if isinstance(i, UserItem)]
+        for c in (original, app.session.conversation.id)
+    ]
+    assert texts == [["say hello"], ["say hello", "go on"]]
