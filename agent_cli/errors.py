@@ -7,7 +7,8 @@ message (never a traceback, unless `--debug`) and exit with `exit_code`.
     AgentError                      exit 1
     ├── UsageError                  exit 2   a bad flag or argument
     │   ├── UnknownSkill                     no skill has the name given
-    │   └── ImageError                       a file that is not an image taken, or over the limit
+    │   ├── ImageError                       a file that is not an image taken, or over the limit
+    │   └── ClipboardError                   no clipboard tool, or no image on the clipboard
     ├── ConfigError                 exit 2   a bad config file, no provider configured
     │   └── ThemeFileError                   a theme file that is skipped
     ├── ProviderError               exit 1   the model service failed
@@ -47,6 +48,10 @@ class UnknownSkill(UsageError):
 
 class ImageError(UsageError):
     """Not a PNG, JPEG, GIF or WebP image, a damaged one, or one over the size limit."""
+
+
+class ClipboardError(UsageError):
+    """The clipboard could not give an image: no tool to read it with, or none on it."""
 
 
 class ConfigError(AgentError):

@@ -47,6 +47,7 @@ from agent_cli.frontends.tui.search_bar import SearchBar
 from agent_cli.frontends.tui.status_line import StatusLine
 from agent_cli.frontends.tui.tool_card import ToolCard
 from agent_cli.frontends.tui.transcript import Transcript
+from agent_cli.media import Prompt
 from agent_cli.settings import Settings
 
 FLUSH_SECONDS = 1 / 30  # the most often streamed text reaches the screen
@@ -72,6 +73,7 @@ STYLES = (  # one beside each widget's module
     "status_line.tcss",
     "plan_view.tcss",
     "pending_view.tcss",
+    "image_chips.tcss",
 )
 
 
@@ -374,7 +376,18 @@ class AgentApp(App[int]):
     @on(Composer.Send)
     def _send(self, event: Composer.Send) -> None:
         text = event.text
-        if text.startswith("/"):
+        if event.images and (self.session.running or text.startswith("/")):
+            # Steered and queued messages are text; images go with a message of their own.
+            self.transcript.add_reply(
+                "Images go with a new message: send it once the run has ended (or stop "
+                "it first), without a slash command.",
+                "warn",
+            )
+            return
+        if event.images:
+            self.composer.sent(text)
+            self._run(Prompt(text, event.images))
+        elif text.startswith("/"):
             self.composer.sent(text)
             self._command(text)
         elif self.session.running:
@@ -409,7 +422,7 @@ class AgentApp(App[int]):
         return True
 
     @work(group="run")
-    async def _run(self, text: str) -> None:
+    async def _run(self, text: str | Prompt) -> None:
         self.transcript.anchor()
         try:
             await self.session.send(text)

@@ -18,6 +18,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
 
+from agent_cli.errors import ClipboardError, ImageError
+from agent_cli.frontends.clipboard import clipboard_image, image_from_paste
 from agent_cli.frontends.interactive import COMMANDS, Command
 from agent_cli.frontends.tui.completion import (
     Token,
@@ -28,7 +30,9 @@ from agent_cli.frontends.tui.completion import (
 )
 from agent_cli.frontends.tui.completion_menu import CompletionMenu
 from agent_cli.frontends.tui.history import History
+from agent_cli.frontends.tui.image_chips import ImageChips
 from agent_cli.frontends.tui.prompt_input import PromptInput
+from agent_cli.media import Image
 
 
 def _nothing() -> None:
@@ -43,6 +47,7 @@ class Composer(Vertical):
     class Send(Message):
         text: str
         queue: bool = False  # Tab: after the run, not into it
+        images: tuple[Image, ...] = ()  # the chips above the input
 
     def __init__(
         self,
@@ -60,6 +65,7 @@ class Composer(Vertical):
         self.workspace = workspace
         self.history = history
         self.menu = CompletionMenu()
+        self.chips = ImageChips()  # the images going with the next message
         self.input = PromptInput(id="prompt")
         self.files: list[str] | None = None  # the workspace's files, walked on the first "@"
         self._token: Token | None = None
@@ -68,6 +74,7 @@ class Composer(Vertical):
 
     def compose(self) -> ComposeResult:
         yield self.menu
+        yield self.chips
         yield self.input
 
     def focus_input(self) -> None:
@@ -76,6 +83,7 @@ class Composer(Vertical):
     def sent(self, text: str) -> None:
         """The app took the text: remember it and empty the box."""
         self.history.add(text)
+        self.chips.images = ()
         self.input.set_text("")
         self._last = None
         self._close()
@@ -97,13 +105,13 @@ class Composer(Vertical):
     @on(PromptInput.Submitted)
     def _submitted(self, event: PromptInput.Submitted) -> None:
         event.stop()
-        if event.text.strip():
-            self.post_message(self.Send(event.text.strip()))
+        if event.text.strip() or self.chips.images:
+            self.post_message(self.Send(event.text.strip(), images=self.chips.images))
 
     @on(PromptInput.Queued)
     def _queued(self, event: PromptInput.Queued) -> None:
         event.stop()
-        self.post_message(self.Send(event.text.strip(), queue=True))
+        self.post_message(self.Send(event.text.strip(), queue=True, images=self.chips.images))
 
     @on(PromptInput.EmptyEscape)
     def _escaped(self, event: PromptInput.EmptyEscape) -> None:
@@ -114,6 +122,53 @@ class Composer(Vertical):
         """Messages a stop gave back unsent: into the input, after what is there."""
         current = self.input.text.rstrip()
         self.input.set_text("\n".join([current, *texts] if current else texts))
+
+    # -- images --------------------------------------------------------------------
+
+    def add_image(self, image: Image) -> None:
+        if image not in self.chips.images:
+            self.chips.images = (*self.chips.images, image)
+
+    @on(PromptInput.ImagePasted)
+    @work(group="images")
+    async def _pasted_image(self, event: PromptInput.ImagePasted) -> None:
+        """A pasted image path or data: a chip; one that cannot be taken goes in as text."""
+        event.stop()
+        try:
+            image = await asyncio.to_thread(image_from_paste, event.text)
+        except ImageError as e:
+            self.app.notify(str(e), severity="warning")
+            image = None
+        if image is None:
+            self.input.insert(event.text)
+            return
+        self.add_image(image)
+
+    @on(PromptInput.ClipboardImage)
+    @work(exclusive=True, group="clipboard")
+    async def _clipboard_image(self, event: PromptInput.ClipboardImage) -> None:
+        """Ctrl+V: the clipboard's image as a chip; else the app's own copied text, as a
+        text field's Ctrl+V does; else why there is nothing to paste."""
+        event.stop()
+        try:
+            self.add_image(await clipboard_image())
+        except (ClipboardError, ImageError) as e:
+            if self.app.clipboard:
+                self.input.insert(self.app.clipboard)
+            else:
+                self.app.notify(str(e), severity="warning")
+
+    @on(PromptInput.EmptyBackspace)
+    def _backspace(self, event: PromptInput.EmptyBackspace) -> None:
+        event.stop()
+        self.chips.images = self.chips.images[:-1]
+
+    @on(ImageChips.Removed)
+    def _chip_removed(self, event: ImageChips.Removed) -> None:
+        event.stop()
+        images = self.chips.images
+        self.chips.images = images[: event.index] + images[event.index + 1 :]
+        self.input.focus()
 
     # -- completion ----------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
+from agent_cli.frontends.clipboard import looks_like_image
 from agent_cli.frontends.tui.pasted import Pastes
 
 NEWLINE_KEYS = ("shift+enter", "ctrl+j")
@@ -50,6 +51,18 @@ class PromptInput(TextArea):
 
     class EmptyEscape(Message):
         """Escape in an empty input (the key still does what it does anywhere else)."""
+
+    class EmptyBackspace(Message):
+        """Backspace in an empty input: the last image chip goes."""
+
+    @dataclass
+    class ImagePasted(Message):
+        """A paste that is an image: a file's path or `data:image/…` text."""
+
+        text: str
+
+    class ClipboardImage(Message):
+        """Ctrl+V: an image from the system clipboard is wanted."""
 
     @dataclass
     class HistoryWalk(Message):
@@ -116,6 +129,8 @@ class PromptInput(TextArea):
             return self.Queued(self.message)
         if key in NEWLINE_KEYS:
             return "\n"
+        if key == "backspace" and not self.text:
+            return self.EmptyBackspace()
         if key in SCROLL_KEYS or (key in EMPTY_SCROLL_KEYS and not self.text):
             return self.Scroll({**SCROLL_KEYS, **EMPTY_SCROLL_KEYS}[key])
         row = self.cursor_location[0]
@@ -135,13 +150,20 @@ class PromptInput(TextArea):
         return column > 0 and not self.selected_text and self.document[row][column - 1] == "\\"
 
     async def _on_paste(self, event: events.Paste) -> None:
-        """A long paste goes in as its label; a short one as it is."""
+        """An image's path or data goes in as an image; a long paste as its label; a short
+        one as it is."""
         event.stop()
         event.prevent_default()
-        if not self.read_only:
+        if looks_like_image(event.text):
+            self.post_message(self.ImagePasted(event.text))
+        elif not self.read_only:
             result = self.replace(self.pastes.collapse(event.text), *self.selection)
             self.move_cursor(result.end_location)
             self.focus()
+
+    def action_paste(self) -> None:
+        """Ctrl+V: the system clipboard's image (the Composer reads it)."""
+        self.post_message(self.ClipboardImage())
 
     def action_expand_pastes(self) -> None:
         """Ctrl+O: each pasted text in the input in place of its label (to edit it)."""

@@ -34,6 +34,7 @@ from agent_cli.frontends.tui.markdown_flow import MarkdownFlow
 from agent_cli.frontends.tui.notice_view import NoticeView
 from agent_cli.frontends.tui.tool_card import ToolCard
 from agent_cli.frontends.tui.user_message import UserMessage
+from agent_cli.media import chips
 
 PAGE = 50  # items mounted at a time
 FIRST_PAINT = 20  # of the first page, mounted before the first frame (the rest just after)
@@ -50,7 +51,7 @@ def make_view(item: Item, streamed: Streamed) -> Widget:
     if isinstance(item, ToolItem):
         return ToolCard(item)
     if isinstance(item, UserItem):
-        return UserMessage(item.text)
+        return UserMessage(item.text, chips(item.images, item.attachments))
     if isinstance(item, NoticeItem):
         return NoticeView(item.text, item.level)
     if isinstance(item, SummaryItem):

@@ -6,6 +6,7 @@ Enter unfolds it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from textual.binding import Binding, BindingType
@@ -36,14 +37,21 @@ class UserMessage(Static):
     ]
     unfolded: var[bool] = var(False, init=False)
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, chips: Sequence[str] = ()) -> None:
         self.text = text
         self.long = len(text.split("\n")) > PASTE_LINES
-        super().__init__(folded(text) if self.long else Content(text))
+        # What was attached, as chips under the words (never the content).
+        self.chips = Content.styled("  ".join(chips), "$accent") if chips else None
+        super().__init__(self._body(folded(text) if self.long else Content(text)))
         self.can_focus = self.long
 
+    def _body(self, words: Content) -> Content:
+        if self.chips is None:
+            return words
+        return Content("\n").join([words, self.chips]) if self.text else self.chips
+
     def watch_unfolded(self, unfolded: bool) -> None:
-        self.update(Content(self.text) if unfolded else folded(self.text))
+        self.update(self._body(Content(self.text) if unfolded else folded(self.text)))
 
     def action_toggle_folded(self) -> None:
         if self.long:
