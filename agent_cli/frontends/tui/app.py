@@ -661,7 +661,9 @@ class AgentApp(App[int]):
             self._matches = find_all(items, event.query)
             self._match = len(self._matches)
         if not self._matches:
-            self.search_bar.show_count(0, 0)
+            rewound = self.session.conversation.rewound  # kept, not shown: say they match
+            found = sum(len(find_all(r.items, event.query)) for r in rewound)
+            self.search_bar.show_count(0, 0, found)
             return
         self._match = (self._match + event.step) % len(self._matches)
         await self.transcript.reveal(self._matches[self._match])

@@ -57,8 +57,11 @@ class SearchBar(Horizontal):
         event.stop()
         self.post_message(self.Find(event.value, -1))
 
-    def show_count(self, position: int, total: int) -> None:
-        if total == 0:
+    def show_count(self, position: int, total: int, rewound: int = 0) -> None:
+        """Which match is shown; with none, how many are in what /rewind took out."""
+        if total == 0 and rewound:
+            self.count.update(f"no match; {rewound} in rewound items (agent sessions show)")
+        elif total == 0:
             self.count.update("no match")
         else:
             self.count.update(f"{position} of {total}")

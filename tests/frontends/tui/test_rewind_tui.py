@@ -125,3 +125,22 @@ async def test_fork_goes_on_in_a_copy(app: AgentApp, fake: FakeOpenAI):
         for c in (original, app.session.conversation.id)
     ]
     assert texts == [["say hello"], ["say hello", "go on"]]
+
+
+async def test_ctrl_f_says_a_rewound_message_matches(app: AgentApp, fake: FakeOpenAI):
+    fake.add(text("First answer."), text("Second answer."))
+    async with app.run_test(size=SIZE) as pilot:
+        for message in ("say hello", "a needle in the haystack"):
+            await send(pilot, app, message)
+            await settle(pilot, app)
+        app.session.rewind(app.session.rewind_points()[1].id)  # as /rewind 2 does
+        await pilot.press("ctrl+f")
+        app.search_bar.input.value = "needle"
+        await pilot.press("enter")
+        await pilot.pause()
+        shown = str(app.search_bar.count.render())
+        assert shown == "no match; 1 in rewound items (agent sessions show)"
+        app.search_bar.input.value = "nowhere"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert str(app.search_bar.count.render()) == "no match"
