@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, NamedTuple, Protocol
 
-from agent_cli.engine.items import AssistantItem, Conversation, Rewound, UserItem
+from agent_cli.engine.items import AssistantItem, Conversation, UserItem
 from agent_cli.engine.session import Session
 from agent_cli.engine.store import Store
 from agent_cli.errors import AgentError, UsageError
+from agent_cli.frontends import rewinding
 from agent_cli.frontends.plan_text import checklist
 from agent_cli.frontends.prompt_commands import CommandRegistry, PromptCommand, line_of
+from agent_cli.frontends.rewinding import RewindOffer
 from agent_cli.policy.modes import MODES, MODES_TEXT
 from agent_cli.providers.base import ModelInfo
 from agent_cli.settings import Price
@@ -171,14 +173,6 @@ class Workbench(Protocol):
         """Give a fork the checkpoints of the conversation it copies (blocking); "" when
         done, else what undo cannot do in it."""
         ...
-
-
-class RewindOffer(NamedTuple):
-    """After a rewind: the files can go back to before `label`, the first change since."""
-
-    conversation: str
-    turns: frozenset[str]
-    label: str
 
 
 class Questions:
@@ -525,44 +519,23 @@ class Interactive:
         if not points:
             return Reply("There is no message to rewind to yet.")
         if not argument:
-            lines = [f"{n}. {_cell(point.text)}" for n, point in enumerate(points, 1)]
-            lines.append(
-                "\nRewind with `/rewind N`: message N and everything after it leave the "
-                "conversation (kept in its history), and its text comes back to edit."
-            )
-            return Reply("\n".join(lines), action="pick_rewind")
+            return Reply(rewinding.listing(points), action="pick_rewind")
         if argument.isdigit() and not 1 <= int(argument) <= len(points):
             return Reply(
                 f"There is no message {argument}: `/rewind` lists 1–{len(points)}.", "warn"
             )
-        chosen = points[int(argument) - 1] if argument.isdigit() else None
-        rewound = self.session.rewind(chosen.id if chosen is not None else argument)
-        text = rewound.items[0].text if isinstance(rewound.items[0], UserItem) else ""
-        said = (
-            f"Rewound: {_count(len(rewound.items), 'item')} from “{_cell(text)}” on left the "
-            "conversation (kept in its history: `agent sessions show`). Edit the message and "
-            "send it again."
-        )
+        chosen = points[int(argument) - 1].id if argument.isdigit() else argument
+        rewound = self.session.rewind(chosen)
+        turns = rewinding.rewound_turns(rewound)
+        if self.bench is not None and turns:  # what the files could go back to
+            conversation = self.session.conversation.id
+            label = await asyncio.to_thread(self.bench.first_change, conversation, turns)
+            if label is not None:
+                self.rewind_offer = RewindOffer(conversation, turns, label)
         first = rewound.items[0]
-        if isinstance(first, UserItem) and not first.turn and self.bench is not None:
-            said += (  # its changes are its run's: the checkpoints cannot tell them apart
-                "\n\nThat message was steered into a run: the files that run changed after it "
-                "cannot be told apart from the ones before; `/undo` steps back through them."
-            )
-        await self._offer_files(rewound)
+        text = first.text if isinstance(first, UserItem) else ""
+        said = rewinding.rewound_text(rewound, self.bench is not None)
         return Reply(said, action="rewound", argument=text)
-
-    async def _offer_files(self, rewound: Rewound) -> None:
-        """Find what the files could go back to: the first change the rewound turns made."""
-        turns = frozenset(
-            item.turn for item in rewound.items if isinstance(item, UserItem) and item.turn
-        )
-        if self.bench is None or not turns:
-            return
-        conversation = self.session.conversation.id
-        label = await asyncio.to_thread(self.bench.first_change, conversation, turns)
-        if label is not None:
-            self.rewind_offer = RewindOffer(conversation, turns, label)
 
     async def restore_files(self) -> Reply:
         """Take up the offer of the last rewind: the files as they were before its changes."""
@@ -621,10 +594,6 @@ def last_answer(conversation: Conversation) -> str:
         if isinstance(item, AssistantItem) and not item.parent and item.text.strip():
             return item.text.strip()
     return ""
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _cell(text: str) -> str:
