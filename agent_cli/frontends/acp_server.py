@@ -67,6 +67,7 @@ from agent_cli.engine.backend import StopReason
 from agent_cli.engine.events import (
     ApprovalRequested,
     Delta,
+    ElicitationRequested,
     Event,
     ItemAdded,
     ItemUpdated,
@@ -122,6 +123,7 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE = "allow-once", "allow-always", "reject-once"
 NOT_ASKED = "The editor could not be asked for permission, so nothing was done."
+NO_FORMS = "the editor, connected over ACP, has no way to show an MCP server's form"
 
 
 @dataclass
@@ -374,6 +376,8 @@ class Served:
             task = asyncio.ensure_future(self._ask(event.request))
             self._asking.add(task)
             task.add_done_callback(self._asking.discard)
+        elif type(event) is ElicitationRequested:  # ACP has no forms (yet): say so
+            event.request.decline_unasked(NO_FORMS)
         elif type(event) is RunFinished:
             for task in list(self._asking):  # a stop ends waiting approvals denied
                 task.cancel()

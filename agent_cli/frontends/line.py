@@ -42,12 +42,14 @@ from rich.text import Text
 
 from agent_cli.engine.approval import DENY, ApprovalRequest
 from agent_cli.engine.backend import RunResult
-from agent_cli.engine.events import ApprovalRequested, Event, RunFinished
+from agent_cli.engine.elicitation import ElicitationRequest
+from agent_cli.engine.events import ApprovalRequested, ElicitationRequested, Event, RunFinished
 from agent_cli.engine.pending import PendingChanged
 from agent_cli.engine.session import Session
 from agent_cli.errors import AgentError
 from agent_cli.frontends import render
 from agent_cli.frontends.inline_approval import InlineApprover
+from agent_cli.frontends.inline_form import ask_form
 from agent_cli.frontends.interactive import (
     COMMANDS,
     MENTION_SKIPPED_FOLDERS,
@@ -58,6 +60,7 @@ from agent_cli.frontends.interactive import (
 from agent_cli.frontends.plan_text import PlanAnswer, card_due, checklist, edit_text, implement
 from agent_cli.frontends.tui.history import History as KeptHistory
 from agent_cli.frontends.tui.history import history_file
+from agent_cli.tools.mcp_forms import CANCEL
 
 log = logging.getLogger(__name__)
 
@@ -190,12 +193,12 @@ class _Approvals:
     def __init__(self, repl: LineRepl) -> None:
         self.repl = repl
         self.approver = InlineApprover(self._set_mode, repl.interrupt)
-        self.queue: deque[ApprovalRequested] = deque()
-        self.current: ApprovalRequest | None = None
+        self.queue: deque[ApprovalRequested | ElicitationRequested] = deque()
+        self.current: ApprovalRequest | ElicitationRequest | None = None
         self.task: asyncio.Task[None] | None = None
 
     def __call__(self, event: Event) -> None:
-        if type(event) is ApprovalRequested:
+        if type(event) is ApprovalRequested or type(event) is ElicitationRequested:
             self.queue.append(event)
             if self.task is None or self.task.done():
                 self.task = asyncio.ensure_future(self._pump())
@@ -204,23 +207,31 @@ class _Approvals:
 
     def deny_all(self) -> None:
         for waiting in [self.current, *(e.request for e in self.queue)]:
-            if waiting is not None:
+            if isinstance(waiting, ElicitationRequest):
+                waiting.resolve(CANCEL)
+            elif waiting is not None:
                 waiting.resolve(DENY)
         self.queue.clear()
 
     async def _pump(self) -> None:
         while self.queue:
             event = self.queue.popleft()
-            request: ApprovalRequest = event.request
+            request = event.request
             if request.done:
                 continue
             if self.repl.stopping:
-                request.resolve(DENY)
+                if isinstance(request, ElicitationRequest):
+                    request.resolve(CANCEL)
+                else:
+                    request.resolve(DENY)
                 continue
             self.current = request
             await self.repl.pause_typing()  # one prompt at a time on the terminal
             self.repl.printer.end_line()  # the card (on stderr) comes after all of stdout
-            self.approver(event)
+            if isinstance(request, ElicitationRequest):  # a server's form: asked in turn
+                request.resolve(await ask_form(request))
+            elif type(event) is ApprovalRequested:
+                self.approver(event)
             await asyncio.wait([asyncio.ensure_future(request.wait())])
             self.current = None
             self.repl.resume_typing()

@@ -42,6 +42,7 @@ from agent_cli.tools.base import ArgumentError, Effect, Tool, ToolContext, ToolR
 from agent_cli.tools.environment import EnvironmentPolicy
 from agent_cli.tools.mcp_breakers import breaker_for, cooling, refusal
 from agent_cli.tools.mcp_client import ClientAnswers, callbacks
+from agent_cli.tools.mcp_content import to_result
 from agent_cli.tools.mcp_forms import Elicit
 from agent_cli.tools.mcp_listings import Listed, forget, from_sdk, listing_key, recall, remember
 
@@ -209,41 +210,6 @@ def expand(text: str, env: Mapping[str, str], missing: set[str]) -> str:
 
 
 # ------------------------------------------------------------------ results
-
-
-def to_result(result: Any) -> ToolResult:
-    """Text parts are the result; other content is described in a line each."""
-    parts = [_describe(block) for block in result.content]
-    if not parts and result.structured_content is not None:
-        import json
-
-        parts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=1))
-    text = "\n".join(parts) if parts else "(the tool returned nothing)"
-    return ToolResult(text, is_error=bool(result.is_error))
-
-
-def _describe(block: Any) -> str:
-    kind = getattr(block, "type", "")
-    if kind == "text":
-        return block.text
-    if kind in ("image", "audio"):
-        return f"[{kind}: {block.mime_type}, {_size(block.data)}]"
-    if kind == "resource":
-        resource = block.resource
-        mime = f" ({resource.mime_type})" if resource.mime_type else ""
-        if hasattr(resource, "text"):
-            return f"[resource {resource.uri}{mime}]\n{resource.text}"
-        return f"[resource {resource.uri}{mime}: {_size(resource.blob)} of binary data]"
-    if kind == "resource_link":
-        mime = f" ({block.mime_type})" if block.mime_type else ""
-        about = f": {block.description}" if block.description else ""
-        return f"[resource link {block.name} <{block.uri}>{mime}{about}]"
-    return f"[{kind or 'unknown'} content]"
-
-
-def _size(base64: str) -> str:
-    count = len(base64) * 3 // 4
-    return f"{count} bytes" if count < 1024 else f"{count / 1024:.1f} KiB"
 
 
 def _titler(server: str, tool: str) -> Callable[[Mapping[str, Any]], str]:

@@ -21,7 +21,8 @@ HTTP+SSE transport (`/sse`, `/messages/`).
 
 --client adds tools that use what a client answers: `roots` (the client's roots),
 `ask` (a form: name, age, colour, subscribe, with defaults; says what came back),
-`steps` (reports progress three times), `grow` (adds a tool `grown` and says the
+`steps` (reports progress three times), `picture` (a real PNG), `weather`
+(structured content), `grow` (adds a tool `grown` and says the
 tools changed); with --naps, `nap` also writes "cancelled" to FILE when the client
 cancels it. With it the server speaks the 2025 protocol (see add_client_tools).
 
@@ -99,6 +100,25 @@ def main() -> None:
 
 
 GARBAGE = b"this is not JSON-RPC \xff\xfe {{{\n"
+
+
+def _png(width: int, height: int) -> bytes:
+    """A real red PNG (tests/support/images.py makes the same; this file runs on its own)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body) & 0xFFFFFFFF
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    rows = (b"\x00" + bytes((200, 30, 30)) * width) * height
+    signature = b"\x89PNG\r\n\x1a\n"
+    body = chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    return signature + body
+
+
+PNG_4X3 = _png(4, 3)
 
 
 def write(path: str, pids: dict) -> None:
@@ -270,6 +290,26 @@ def add_client_tools(server) -> None:
         for done in (1, 2, 3):
             await ctx.report_progress(done, 3, f"step {done}")
         return "stepped"
+
+    @server.tool()
+    def picture() -> list:
+        """A real 4×3 PNG and a line of text."""
+        from mcp_types import ImageContent, TextContent
+
+        data = base64.b64encode(PNG_4X3).decode()
+        return [
+            TextContent(type="text", text="a red picture"),
+            ImageContent(type="image", data=data, mime_type="image/png"),
+        ]
+
+    class Weather(BaseModel):
+        city: str
+        degrees: int
+
+    @server.tool()
+    def weather(city: str) -> Weather:
+        """Structured content (the SDK also sends it as JSON text)."""
+        return Weather(city=city, degrees=21)
 
     @server.tool()
     async def grow(ctx: Context) -> str:
