@@ -45,6 +45,12 @@ def resource_result(uri: str, contents: list[Any]) -> ToolResult:
 
 
 def _says(part: str, structured: Any) -> bool:
+    """Whether a text part already is the structured content (as JSON, or as the SDKs wrap a
+    plain return value: `{"result": value}`)."""
+    if isinstance(structured, dict) and list(structured) == ["result"]:
+        structured = structured["result"]
+        if part == structured:
+            return True
     try:
         return bool(json.loads(part) == structured)
     except ValueError:

@@ -57,6 +57,14 @@ def test_structured_content_is_kept_unless_a_text_part_already_says_it():
         content=[TextContent(type="text", text="done")], structured_content={"a": 1}
     )
     assert to_result(other).text == 'done\n[structured content]\n{\n "a": 1\n}'
+    wrapped = CallToolResult(  # how the SDK sends a tool's plain return value
+        content=[TextContent(type="text", text="7")], structured_content={"result": 7}
+    )
+    assert to_result(wrapped).text == "7"
+    text = CallToolResult(
+        content=[TextContent(type="text", text="hi")], structured_content={"result": "hi"}
+    )
+    assert to_result(text).text == "hi"
     alone = CallToolResult(content=[], structured_content={"a": 1})
     assert to_result(alone).text == '{\n "a": 1\n}'
 
