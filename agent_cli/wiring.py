@@ -412,6 +412,13 @@ class Bench:
         ]
         return Listing(list(rows), list(found.warnings))
 
+    def switch_skill(self, name: str, on: bool) -> str:
+        from agent_cli.tools.skills import Skills
+
+        Skills.discover(self.workspace).set_enabled(name, on)  # raises UnknownSkill
+        state = "on" if on else "off"
+        return f"Skill `{name}` is {state} in every workspace, from the next conversation (`/new`)."
+
     def tasks(self) -> list[str]:
         from agent_cli.tasks import summary_lines
 

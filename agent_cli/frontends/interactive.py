@@ -47,6 +47,10 @@ Action = Literal[
     "pick_shell",
     "pick_rewind",
     "rewound",  # `argument` is the rewound message's text, back in the input to edit
+    "pick_theme",
+    "pick_mode",
+    "pick_skill",
+    "pick_mcp",
     "send",  # `argument` is a message to send (a prompt command's expansion)
     "copy",
 ]
@@ -76,8 +80,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("compact", "summarise older items to free context", "/compact [FOCUS]"),
     Command("clear", "clear the screen (the conversation is kept)"),
     Command("agent", "hand the conversation to another agent", "/agent [ID]"),
-    Command("skills", "list the skills"),
-    Command("mcp", "list the MCP servers"),
+    Command("skills", "list the skills, or switch one on or off", "/skills [on|off NAME]"),
+    Command("mcp", "list the MCP servers, or restart one", "/mcp [restart NAME]"),
     Command("diff", "show the workspace's git diff"),
     Command("tasks", "list the scheduled tasks and how each last ran"),
     Command("shells", "list the background commands, or end one", "/shells [kill ID]"),
@@ -142,6 +146,11 @@ class Workbench(Protocol):
 
     def skills(self) -> Listing:
         """(name, "on"|"off", where from, what it is for) per skill."""
+        ...
+
+    def switch_skill(self, name: str, on: bool) -> str:
+        """Switch a skill on or off (blocking); what to say of it. Raises AgentError when
+        there is no such skill."""
         ...
 
     def tasks(self) -> list[str]:
@@ -305,7 +314,8 @@ class Interactive:
     async def _mode(self, argument: str) -> Reply:
         if not argument:
             return Reply(
-                f"The mode is `{self.session.mode}`. Switch with `/mode {'|'.join(MODES)}`."
+                f"The mode is `{self.session.mode}`. Switch with `/mode {'|'.join(MODES)}`.",
+                action="pick_mode",
             )
         if argument not in MODES:
             return Reply(f"Unknown mode `{argument}` — use {MODES_TEXT}.", "warn")
@@ -333,11 +343,16 @@ class Interactive:
         if argument:
             if self.session.running:
                 return Reply("A run is going on — stop it first (Ctrl+C).", "warn")
+            listed = [model.id for model in await self.route.models()]
             await self.route.switch(argument)
             await self.session.switch_model(self.route.label)
             window = self.route.context_window()
             said = f" (context window {window:,} tokens)" if window else ""
-            return Reply(f"Model switched to `{conversation.model}`{said}, from the next message.")
+            text = f"Model switched to `{conversation.model}`{said}, from the next message."
+            if listed and argument not in listed:
+                unlisted = f"The server does not list `{argument}`: the next message may fail."
+                return Reply(f"{text} {unlisted} `/model` shows the ones it lists.", "warn")
+            return Reply(text)
         models = await self.route.models()
         lines = [f"The model is `{conversation.model or self.route.label}`. {self.usage_text()}"]
         if models:
@@ -443,10 +458,18 @@ class Interactive:
             "\nTheir tools: `agent mcp list`. One cooling down (it failed 3 times in a row) "
             "is called again after `/mcp restart NAME`."
         )
-        return Reply("\n".join(lines))
+        return Reply("\n".join(lines), action="pick_mcp")
 
-    async def _skills(self, _argument: str) -> Reply:
-        skills = await asyncio.to_thread(self._bench("/skills").skills)
+    async def _skills(self, argument: str) -> Reply:
+        bench = self._bench("/skills")
+        verb, _, name = argument.partition(" ")
+        if argument and (verb not in ("on", "off") or not name.strip()):
+            return Reply(
+                "Use `/skills` to list them and `/skills on|off NAME` to switch one.", "warn"
+            )
+        if argument:
+            return Reply(await asyncio.to_thread(bench.switch_skill, name.strip(), verb == "on"))
+        skills = await asyncio.to_thread(bench.skills)
         if not skills.rows:
             return Reply("There are no skills.")
         lines = ["| skill | state | from | what it is for |", "|---|---|---|---|"]
@@ -455,8 +478,8 @@ class Interactive:
             for name, state, source, what in skills.rows
         ]
         lines += [f"\n{w}" for w in skills.warnings]
-        lines.append("\nSwitch one with `agent skills enable|disable NAME`.")
-        return Reply("\n".join(lines))
+        lines.append("\nSwitch one with `/skills on|off NAME` (or `agent skills enable|disable`).")
+        return Reply("\n".join(lines), action="pick_skill")
 
     async def _tasks(self, _argument: str) -> Reply:
         lines = await asyncio.to_thread(self._bench("/tasks").tasks)

@@ -23,7 +23,6 @@ from typing import ClassVar
 from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.theme import Theme
 from textual.timer import Timer
 
@@ -441,6 +440,9 @@ class AgentApp(App[int]):
             await self.transcript.clear_view()
         elif action in ("new", "switched"):
             await self._show_session()
+        elif action == "theme" and not reply.argument:
+            action = "pick_theme"
+            reply = self.switch_theme("")
         elif action == "theme":
             reply = self.switch_theme(reply.argument)
         elif action == "copy":
@@ -448,7 +450,7 @@ class AgentApp(App[int]):
         elif action == "rewound":
             await self._rewound(reply)
             return
-        elif action.startswith("pick_") and await getattr(self, f"_{action}")():
+        if action.startswith("pick_") and await self._open_picker(action):
             return  # the picker shows the choices instead of the reply
         if reply.text:
             self.transcript.add_reply(reply.text, reply.level)
@@ -478,65 +480,20 @@ class AgentApp(App[int]):
         self.pending_view.messages = self.session.pending.messages
         await self.transcript.show(self.session.conversation.items)
 
-    async def _pick_session(self) -> bool:
-        from agent_cli.frontends.tui.picker import Picker, session_option
+    async def _open_picker(self, action: str) -> bool:
+        """The picker a reply asked for (pickers.py); False when there is nothing to pick."""
+        from agent_cli.frontends.tui import pickers
 
-        store = self.interactive.store
-        summaries = store.list(str(self.interactive.workspace)) if store else []
-        if not summaries:
+        made = await pickers.build(action, self.interactive, self)
+        if made is None:
             return False
-        options = [session_option(summary) for summary in summaries]
-        self._pick(Picker("Resume a conversation", options), "/sessions")
-        return True
+        picker, command = made
 
-    async def _pick_model(self) -> bool:
-        from agent_cli.frontends.tui.picker import Picker, labelled_option
+        def chosen(choice: str | None) -> None:
+            if choice:
+                self._command(f"{command} {choice}")
 
-        route = self.interactive.route
-        models = await route.models() if route is not None else []
-        if not models:
-            return False
-        options = [
-            labelled_option(m.id, f"{m.context_window:,} tokens" if m.context_window else "")
-            for m in models
-        ]
-        current = self.session.conversation.model.partition("/")[2]
-        self._pick(Picker("Switch the model", options, current), "/model")
-        return True
-
-    async def _pick_agent(self) -> bool:
-        from agent_cli.frontends.tui.picker import Picker, labelled_option
-
-        agents = self.interactive.agents
-        if agents is None:
-            return False
-        options = [labelled_option("builtin", "this agent")]
-        for choice in agents.choices():
-            note = choice.name if not choice.missing else f"missing {', '.join(choice.missing)}"
-            options.append(labelled_option(choice.id, note, enabled=not choice.missing))
-        current = self.session.conversation.agent
-        self._pick(Picker("Hand the conversation to", options, current), "/agent")
-        return True
-
-    async def _pick_shell(self) -> bool:
-        from agent_cli.frontends.tui.picker import Picker, labelled_option
-
-        shells = self.session.shells
-        running = shells.running() if shells is not None else []
-        if not running:
-            return False
-        options = [labelled_option(job.id, job.command.split("\n", 1)[0]) for job in running]
-        self._pick(Picker("End a background command", options), "/shells kill")
-        return True
-
-    async def _pick_rewind(self) -> bool:
-        from agent_cli.frontends.tui.picker import Picker, message_option
-
-        points = self.session.rewind_points()  # `/rewind` checked it can be done
-        if not points:
-            return False
-        options = [message_option(n, point.text, point.id) for n, point in enumerate(points, 1)]
-        self._pick(Picker("Rewind to a message", options, points[-1].id), "/rewind")
+        self.push_screen(picker, callback=chosen)
         return True
 
     async def _rewound(self, reply: Reply) -> None:
@@ -568,13 +525,6 @@ class AgentApp(App[int]):
             self._command("/rewind")
             return
         self._escaped = now
-
-    def _pick(self, picker: Screen[str | None], command: str) -> None:
-        def chosen(choice: str | None) -> None:
-            if choice:
-                self._command(f"{command} {choice}")
-
-        self.push_screen(picker, callback=chosen)
 
     # -- keys --------------------------------------------------------------------------
 

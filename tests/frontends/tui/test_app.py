@@ -346,10 +346,10 @@ async def test_the_status_line_shows_no_guessed_window_and_a_configured_price(se
 
 async def test_a_recalled_command_does_not_open_the_menu(app: AgentApp):
     async with app.run_test(size=SIZE) as pilot:
-        await send(pilot, app, "/mode")
+        await send(pilot, app, "/help")
         await until(pilot, lambda: bool(app.transcript.query(NoticeView)))
         await pilot.press("up")
-        assert app.composer.input.text == "/mode"
+        assert app.composer.input.text == "/help"
         assert not app.composer.menu.display
         await pilot.press("down")
         assert app.composer.input.text == ""

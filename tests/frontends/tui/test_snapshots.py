@@ -106,7 +106,8 @@ def test_model_picker(snap_compare, workspace: Path):
     ]
 
     async def open_the_picker(pilot) -> None:
-        app.push_screen(Picker("Switch the model", options, "m2"))
+        note = "The model is openai/m2. This conversation used 1,200 input and 80 output tokens."
+        app.push_screen(Picker("Switch the model", options, "m2", note=note))
         await steady_cursor(pilot)
 
     assert snap_compare(app, terminal_size=(90, 30), run_before=open_the_picker)
@@ -120,3 +121,18 @@ def test_search_bar_with_a_match(snap_compare, workspace: Path):
         await steady_cursor(pilot)
 
     assert snap_compare(app, terminal_size=(90, 40), run_before=search)
+
+
+def test_a_picker_with_a_filter(snap_compare, workspace: Path):
+    from agent_cli.frontends.tui.picker import Picker, labelled_option
+
+    app = short_conversation_app(workspace, "agent-dark")
+    options = [labelled_option(name) for name in ("agent-dark", "agent-light", "agent-nord")]
+
+    async def filter_the_picker(pilot) -> None:
+        app.push_screen(Picker("Switch the theme", options, "agent-dark"))
+        await pilot.pause()
+        await pilot.press(*"li")
+        await steady_cursor(pilot)
+
+    assert snap_compare(app, terminal_size=(90, 24), run_before=filter_the_picker)

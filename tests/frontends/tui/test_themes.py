@@ -5,11 +5,14 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from textual.widgets import OptionList
+
 from agent_cli import paths
 from agent_cli.frontends.interactive import Interactive
 from agent_cli.frontends.tui import themes
 from agent_cli.frontends.tui.app import AgentApp
 from agent_cli.frontends.tui.notice_view import NoticeView
+from agent_cli.frontends.tui.picker import Picker
 from agent_cli.settings import Settings
 from tests.frontends.tui.support import SIZE, send, shown_text, until
 
@@ -68,11 +71,12 @@ async def test_theme_command_switches_and_the_choice_is_kept(
     app = AgentApp(interactive, settings)
     async with app.run_test(size=SIZE) as pilot:
         assert app.theme == "agent-dark"
-        await send(pilot, app, "/theme")
-        await until(pilot, lambda: bool(app.transcript.query(NoticeView)))
-        await pilot.pause()
-        listed = shown_text(app.transcript.query(NoticeView).last())
-        assert "agent-light" in listed and "agent-nord" in listed
+        await send(pilot, app, "/theme")  # a picker of them (test_pickers.py)
+        await until(pilot, lambda: isinstance(app.screen, Picker))
+        listed = app.screen.query_one(OptionList)
+        ids = [listed.get_option_at_index(i).id for i in range(listed.option_count)]
+        assert "agent-light" in ids and "agent-nord" in ids
+        await pilot.press("escape")
         await send(pilot, app, "/theme agent-light")
         await until(pilot, lambda: app.theme == "agent-light")
     again = AgentApp(interactive, settings)
