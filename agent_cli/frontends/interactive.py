@@ -86,7 +86,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("tasks", "list the scheduled tasks and how each last ran"),
     Command("shells", "list the background commands, or end one", "/shells [kill ID]"),
     Command("undo", "revert the agent's last file changes in this conversation"),
-    Command("copy", "copy the last answer to the clipboard (OSC 52: over ssh and tmux too)"),
+    Command("copy", "copy the last answer to the clipboard"),
     Command("rewind", "take an earlier message and what followed back, to edit", "/rewind [N]"),
     Command("fork", "go on in a copy of this conversation (the original is kept)"),
     Command("theme", "show or switch the theme", "/theme [NAME]"),

@@ -45,13 +45,17 @@ class Picker(ModalScreen[str | None]):
         *,
         note: str = "",
         preview: Preview | None = None,
+        mark: bool = True,
     ) -> None:
+        """`current` is highlighted first, and marked `●` unless `mark` is False."""
         super().__init__()
         self.title_text = title
         self.note = note
         self.current = current
         self.preview = preview
-        self.options = [self._marked(option) for option in options]
+        # The current choice marked; a list of things, not of choices (messages), unmarked.
+        marks = mark and bool(current)
+        self.options = [self._marked(option) if marks else option for option in options]
         self._texts = [_plain(option).lower() for option in options]
 
     def _marked(self, option: Option) -> Option:

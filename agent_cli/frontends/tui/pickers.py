@@ -148,4 +148,4 @@ async def _rewind(interactive: Interactive) -> Chooser | None:
     if not points:
         return None
     options = [message_option(n, point.text, point.id) for n, point in enumerate(points, 1)]
-    return Picker("Rewind to a message", options, points[-1].id), "/rewind"
+    return Picker("Rewind to a message", options, points[-1].id, mark=False), "/rewind"

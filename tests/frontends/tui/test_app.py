@@ -89,7 +89,8 @@ async def test_a_tool_card_goes_through_its_states_and_expands(
 
 
 async def test_help_shows_the_command_table(app: AgentApp):
-    async with app.run_test(size=SIZE) as pilot:
+    # Tall enough for the whole reply: only what is near the view is drawn.
+    async with app.run_test(size=(SIZE[0], 80)) as pilot:
         await send(pilot, app, "/help")
         await until(pilot, lambda: bool(app.transcript.query(NoticeView)))
         await pilot.pause()
