@@ -19,6 +19,7 @@ from agent_cli.engine.session import Session
 from agent_cli.engine.store import Store
 from agent_cli.errors import AgentError, UsageError
 from agent_cli.frontends import rewinding
+from agent_cli.frontends.own_command import OwnCommands
 from agent_cli.frontends.plan_text import checklist
 from agent_cli.frontends.prompt_commands import CommandRegistry, PromptCommand, line_of
 from agent_cli.frontends.rewinding import RewindOffer
@@ -221,6 +222,8 @@ class Interactive:
     commands: CommandRegistry = field(default_factory=CommandRegistry)
     # After /rewind: what the files could be restored to, for the front end to offer.
     rewind_offer: RewindOffer | None = None
+    # The `!command` running now (Ctrl+C stops it), and what they gave for the next message.
+    own: OwnCommands = field(default_factory=OwnCommands)
 
     def __post_init__(self) -> None:
         self.commands.reserve(c.name for c in COMMANDS)
@@ -243,13 +246,12 @@ class Interactive:
         """Run one slash command line (it starts with "/")."""
         name, argument = line_of(line) or ("", "")
         command = next((c for c in COMMANDS if c.name == name), None)
-        if command is None:
-            return await self._prompt_command(name, argument, line)
-        if command.name in LATER:
+        if command is not None and command.name in LATER:
             return Reply(NOT_YET.format(name=f"/{command.name}"), "warn")
-        handler = getattr(self, f"_{command.name}")
         try:
-            return await handler(argument)
+            if command is None:
+                return await self._prompt_command(name, argument, line)
+            return await getattr(self, f"_{command.name}")(argument)
         except AgentError as e:
             return Reply(str(e), "error")
 
@@ -275,15 +277,16 @@ class Interactive:
         lines += self._prompt_help()
         keys = (
             "\n\nKeys: Enter sends; Ctrl+J, or `\\` then Enter, adds a line; Up/Down walk the "
-            "history; `@` completes a file; Ctrl+G opens the input in $EDITOR; Ctrl+C stops a "
-            "run, and pressed twice when idle quits; `/copy` puts the last answer on the "
-            "clipboard. In the TUI, Shift+Enter also adds a line; Ctrl+F searches the "
-            "conversation; PageUp/PageDown scroll it (Home/End too when the input is empty, "
-            "Ctrl+Home/Ctrl+End always); a paste of more than 10 lines shows as `[pasted text "
-            "#1, N lines]` and is sent whole (Ctrl+O shows it in the input); on a focused "
-            "card, Enter opens it and `c` copies its output; Ctrl+C copies selected text; "
-            "typing always goes to the input; Shift+Tab moves the focus back (Tab forward, "
-            "when the input is empty); Esc twice in an empty input opens `/rewind`."
+            "history; `@` completes a file; `!command` runs it in the workspace; Ctrl+G opens "
+            "the input in $EDITOR; Ctrl+C stops a run, and pressed twice when idle quits; "
+            "`/copy` puts the last answer on the clipboard. In the TUI, Shift+Enter also adds "
+            "a line; Ctrl+F searches the conversation; PageUp/PageDown scroll it (Home/End "
+            "too when the input is empty, Ctrl+Home/Ctrl+End always); a paste of more than 10 "
+            "lines shows as `[pasted text #1, N lines]` and is sent whole (Ctrl+O shows it in "
+            "the input); on a focused card, Enter opens it and `c` copies its output; Ctrl+C "
+            "copies selected text; typing always goes to the input; Shift+Tab moves the focus "
+            "back (Tab forward, when the input is empty); Esc twice in an empty input opens "
+            "`/rewind`."
             "\n\nWhile a run goes, the input stays live: Enter steers (the run reads the message "
             "at its next round), Tab queues it (sent when the run ends; Tab still completes when "
             "a completion menu is open); what waits is shown above the input. In the TUI, Up in "
@@ -601,6 +604,7 @@ class Interactive:
 
     def _switch(self, session: Session) -> None:
         self.session = session
+        self.own.context.clear()  # the output of `!command`s was for the conversation left
         for listener in self.on_switch:
             listener(session)
 

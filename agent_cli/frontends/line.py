@@ -57,6 +57,7 @@ from agent_cli.frontends.interactive import (
     Command,
     Interactive,
 )
+from agent_cli.frontends.own_command import OwnCommand
 from agent_cli.frontends.plan_text import PlanAnswer, card_due, checklist, edit_text, implement
 from agent_cli.frontends.tui.history import History as KeptHistory
 from agent_cli.frontends.tui.history import history_file
@@ -69,6 +70,7 @@ COMPLETIONS_SHOWN = 50
 KIND_LABELS = {"steer": "steer", "queue": "queued"}
 PENDING_SHOWN = 60  # characters of a waiting message shown above the live prompt
 STEP_ASIDE_SECONDS = 0.01  # how often a prompt that must step aside is asked again
+OWN_WHILE_RUNNING = "A run is going on: run `!command`s once it has ended (or stop it: Ctrl-C)."
 MENTION = re.compile(r"(?:^|\s)@([^\s@]*)$")
 
 
@@ -293,8 +295,10 @@ class LineRepl:
                 asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
 
     def interrupt(self) -> None:
-        """Stop the run (Ctrl-C as a signal, or pressed on an approval card)."""
-        if self.interactive.session.running:
+        """Stop the run or the `!command` (Ctrl-C as a signal, or pressed on an approval card)."""
+        if self.interactive.own.running is not None:
+            self.interactive.own.running.stop()
+        elif self.interactive.session.running:
             self.stopping = True
             self.interactive.session.stop()
 
@@ -334,6 +338,9 @@ class LineRepl:
                     return 0
                 if action != "send":
                     continue
+            elif text.startswith("!"):
+                await self._own(text.strip())
+                continue
             reason = await self._send(text)
             if self._quitting:
                 return 0
@@ -347,7 +354,9 @@ class LineRepl:
         """Run one message (and what is steered or queued meanwhile, typed at the live
         prompt); the reason the last run ended ("" when it could not start)."""
         self.stopping = False
-        run = asyncio.ensure_future(self.interactive.session.send(text))
+        run = asyncio.ensure_future(
+            self.interactive.session.send(self.interactive.own.message(text))
+        )
         # Not from a pipe (its lines are messages in turn) nor on a dumb terminal (whose
         # prompt-toolkit prompt cannot be moved aside): there the run has the terminal.
         live = sys.stdin.isatty() and not is_dumb_terminal()
@@ -366,6 +375,28 @@ class LineRepl:
                 self.printer.end_line()
                 self.approvals.deny_all()
         return ""
+
+    async def _own(self, line: str) -> None:
+        """`!command`: its output printed raw as it comes, then how it ended."""
+        out = self.console.file
+        ended = ["\n"]
+
+        def show(text: str) -> None:
+            out.write(text)
+            out.flush()
+            ended[0] = text[-1]
+
+        commands = self.interactive.own
+        busy = self.interactive.session.running
+        own = commands.start(line, self.interactive.workspace, show, busy)
+        if not isinstance(own, OwnCommand):
+            self.printer.print(render.notice(own.replace("`", ""), "warn"))
+            return
+        self.printer.end_line()
+        said, failed = await commands.run(own)
+        if ended[0] != "\n":
+            out.write("\n")
+        self.printer.print(render.notice(said.replace("`", ""), "warn" if failed else "info"))
 
     async def _type_while_running(self, run: asyncio.Task[RunResult]) -> None:
         """The prompt while a run goes: each line typed is steered into it (Enter) or
@@ -398,6 +429,9 @@ class LineRepl:
                     self.interrupt()
                 if action != "send":
                     continue
+            if text.startswith("!"):
+                self.printer.print(render.notice(OWN_WHILE_RUNNING, "warn"))
+                continue
             try:
                 if self.queueing:
                     session.queue(text.strip())

@@ -214,7 +214,8 @@ def test_the_repl_completes_prompt_commands(workspace):
 
 async def test_acp_advertises_the_commands_and_expands_one(fake, workspace):
     command(project_commands(workspace), "review", REVIEW)
-    fake.add(text("Looked."))
+    fake.add(text("Looked."), text("Only text."))
+    marker = workspace / "ran.txt"
     editor = Editor()
     environment = dict(os.environ, OPENAI_BASE_URL=fake.base_url)
     async with asyncio.timeout(TIMEOUT):
@@ -235,4 +236,8 @@ async def test_acp_advertises_the_commands_and_expands_one(fake, workspace):
                 session_id=session.session_id, prompt=[text_block("/review x.py all")]
             )
             assert answer.stop_reason == "end_turn"
+            await conn.prompt(
+                session_id=session.session_id, prompt=[text_block(f"!touch {marker}")]
+            )
     assert told(fake) == "Review x.py for bugs. Focus: all. Everything: x.py all."
+    assert told(fake, 1) == f"!touch {marker}" and not marker.exists(), "an editor's ! is text"

@@ -73,6 +73,7 @@ STYLES = (  # one beside each widget's module
     "plan_view.tcss",
     "pending_view.tcss",
     "image_chips.tcss",
+    "own_command_view.tcss",
 )
 
 
@@ -389,6 +390,8 @@ class AgentApp(App[int]):
         elif text.startswith("/"):
             self.composer.sent(text)
             self._command(text)
+        elif text.startswith("!"):
+            self._own(text)
         elif self.session.running:
             try:
                 if event.queue:
@@ -424,9 +427,27 @@ class AgentApp(App[int]):
     async def _run(self, text: str | Prompt) -> None:
         self.transcript.anchor()
         try:
-            await self.session.send(text)
+            await self.session.send(self.interactive.own.message(text))
         except AgentError as e:
             self.transcript.add_reply(str(e), "error")
+
+    @work(group="own")
+    async def _own(self, line: str) -> None:
+        """`!command`: its output shown as it comes in the transcript; Ctrl+C stops it."""
+        from agent_cli.frontends.own_command import OwnCommand
+        from agent_cli.frontends.tui.own_command_view import OwnCommandView
+
+        view = OwnCommandView(line.removeprefix("!").strip())
+        commands = self.interactive.own
+        own = commands.start(line, self.interactive.workspace, view.append, self.session.running)
+        if not isinstance(own, OwnCommand):
+            self.transcript.add_reply(own, "warn")
+            return  # left in the input, to send once it can run
+        self.composer.sent(line)
+        self.transcript.add_view(view)
+        said, failed = await commands.run(own)
+        view.finish(said if own.exit_code is None and not own.stopped else own.outcome, failed)
+        self.composer.focus_input()
 
     @work(group="command")
     async def _command(self, line: str) -> None:
@@ -569,6 +590,9 @@ class AgentApp(App[int]):
             self.copy_to_clipboard(selected)
             self.screen.clear_selection()
             self.notify("Copied the selected text.")
+            return
+        if self.interactive.own.running is not None:
+            self.interactive.own.running.stop()
             return
         if self.session.running:
             self.session.stop()

@@ -178,6 +178,12 @@ class Transcript(VerticalScroll):
     def view(self, item_id: str) -> Widget | None:
         return self.views.get(item_id)
 
+    def add_view(self, view: Widget) -> None:
+        """A widget of the front end's own (a `!command`'s output): shown, never stored."""
+        self.mount(view)
+        if self.live:
+            self.scroll_end(animate=False)
+
     def add_reply(self, text: str, level: str) -> None:
         """A slash command's answer: shown, never part of the conversation."""
         self.mount(NoticeView(text, level, reply=True))

@@ -21,6 +21,7 @@ def review_command(workspace: Path) -> None:
     folder.mkdir(parents=True)
     (folder / "review.md").write_text(REVIEW)
     (folder / "quit.md").write_text("Not a quit at all.")
+    (folder / "broken.md").write_text("---\ndescription: never closed\n")
 
 
 async def test_a_project_command_is_completed_marked_and_sent_expanded(
@@ -55,3 +56,15 @@ async def test_a_skill_is_invoked_by_its_name(app: AgentApp, fake: FakeOpenAI):
     message = fake.requests[0]["messages"][-1]["content"]
     assert message.startswith("Use the skill write-tests for this.")
     assert message.endswith("The request: for util.py")
+
+
+async def test_a_bad_command_file_is_an_error_naming_it(app: AgentApp, fake: FakeOpenAI):
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "/broken")
+
+        def said() -> bool:
+            errors = app.transcript.query(NoticeView).filter(".-error")
+            return any("broken.mdcannotbeused" in "".join(shown_text(n).split()) for n in errors)
+
+        await until(pilot, said)
+    assert fake.requests == []

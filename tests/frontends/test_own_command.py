@@ -1,0 +1,95 @@
+"""`!command` in the line REPL (a real terminal) and the runner itself: the person's own
+command, its output shown as it comes and given to the model with the next message."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import termios
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from agent_cli.frontends.own_command import HEAD_CAP, TAIL_CAP, OwnCommand
+from tests.frontends.test_line import PROMPT, enter, leave, repl
+from tests.support.fake_openai import FakeOpenAI, text
+
+
+@pytest.fixture
+def env(fake: FakeOpenAI) -> dict[str, str]:
+    return dict(
+        os.environ,
+        OPENAI_BASE_URL=fake.base_url,
+        TERM="xterm",
+        NO_COLOR="1",
+        PROMPT_TOOLKIT_NO_CPR="1",
+        SHELL="/bin/sh",
+    )
+
+
+def cooked(child: pexpect.spawn, timeout: float = 10.0) -> None:
+    """Wait until the terminal turns Ctrl-C into a signal again: prompt-toolkit gives the
+    terminal back a moment after its prompt has ended."""
+    deadline = time.monotonic() + timeout
+    while not termios.tcgetattr(child.child_fd)[3] & termios.ISIG:
+        assert time.monotonic() < deadline, "the terminal stayed in raw mode"
+        time.sleep(0.01)
+
+
+def told(fake: FakeOpenAI, request: int = 0) -> str:
+    return fake.requests[request]["messages"][-1]["content"]
+
+
+def test_the_output_is_shown_and_goes_with_the_next_message(fake, workspace, env):
+    (workspace / "notes.txt").write_text("alpha\n")
+    fake.add(text("It failed on purpose."))
+    child = repl(workspace, env)
+    enter(child, "!cat notes.txt; echo to-stderr >&2; exit 3")
+    child.expect_exact("alpha")
+    child.expect_exact("to-stderr")
+    child.expect_exact("exit code 3")
+    child.expect_exact(PROMPT)
+    assert fake.requests == [], "a command is not a model turn"
+    enter(child, "why did it fail?")
+    child.expect_exact("It failed on purpose.")
+    child.expect_exact(PROMPT)
+    message = told(fake)
+    assert message.startswith("why did it fail?\n\n")
+    assert '<attached command="!cat notes.txt; echo to-stderr >&2; exit 3">' in message
+    assert (
+        "(exit code 3):\n$ cat notes.txt; echo to-stderr >&2; exit 3\nalpha\nto-stderr" in message
+    )
+    assert leave(child) == 0
+
+
+def test_ctrl_c_stops_a_command_and_its_children(fake, workspace, env):
+    fake.add(text("ok"))
+    child = repl(workspace, env)
+    enter(child, "!echo started; sleep 60; echo never")
+    child.expect_exact("started")
+    cooked(child)
+    child.sendintr()
+    child.expect_exact("stopped")
+    child.expect_exact(PROMPT)
+    enter(child, "and?")
+    child.expect_exact("ok")
+    child.expect_exact(PROMPT)
+    assert told(fake).endswith(
+        "(stopped):\n$ echo started; sleep 60; echo never\nstarted\n</attached>"
+    )
+    assert leave(child) == 0
+
+
+async def test_the_output_for_the_model_keeps_its_start_and_end(tmp_path: Path):
+    shown: list[str] = []
+    command = "seq 1 20000"
+    own = OwnCommand(command, tmp_path, shown.append)
+    attachment = await asyncio.wait_for(own.run(), 30)
+    everything = "".join(shown)
+    assert everything.endswith("19999\n20000\n"), "the person sees it all"
+    assert attachment.label == "!seq 1 20000" and attachment.kind == "command"
+    assert attachment.text.count("characters left out") == 1
+    assert "\n1\n2\n3\n" in attachment.text and attachment.text.endswith("\n20000")
+    assert len(attachment.text) < HEAD_CAP + TAIL_CAP + 200
