@@ -307,10 +307,9 @@ class Interactive:
         lines = []
         if commands:
             lines += ["", "Prompt commands (each sends its text as your message):", ""]
-            lines += ["| command | what it does | from |", "|---|---|---|"]
             for c in commands:
-                usage = f"/{c.name} {c.argument_hint}".strip().replace("|", "\\|")
-                lines.append(f"| `{usage}` | {_cell(c.description)} | {c.origin} |")
+                usage = f"/{c.name} {c.argument_hint}".strip()
+                lines.append(f"- `{usage}` — {_cell(c.description)} ({c.origin})")
         lines += [f"\n{warning}." for warning in self.commands.warnings()]
         return lines
 

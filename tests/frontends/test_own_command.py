@@ -46,9 +46,9 @@ def test_the_output_is_shown_and_goes_with_the_next_message(fake, workspace, env
     (workspace / "notes.txt").write_text("alpha\n")
     fake.add(text("It failed on purpose."))
     child = repl(workspace, env)
-    enter(child, "!cat notes.txt; echo to-stderr >&2; exit 3")
+    enter(child, "!cat notes.txt; echo to-$((1 + 1))-stderr >&2; exit 3")
     child.expect_exact("alpha")
-    child.expect_exact("to-stderr")
+    child.expect_exact("to-2-stderr")  # not in the echo of the line typed
     child.expect_exact("exit code 3")
     child.expect_exact(PROMPT)
     assert fake.requests == [], "a command is not a model turn"
@@ -57,18 +57,17 @@ def test_the_output_is_shown_and_goes_with_the_next_message(fake, workspace, env
     child.expect_exact(PROMPT)
     message = told(fake)
     assert message.startswith("why did it fail?\n\n")
-    assert '<attached command="!cat notes.txt; echo to-stderr >&2; exit 3">' in message
-    assert (
-        "(exit code 3):\n$ cat notes.txt; echo to-stderr >&2; exit 3\nalpha\nto-stderr" in message
-    )
+    command = "cat notes.txt; echo to-$((1 + 1))-stderr >&2; exit 3"
+    assert f'<attached command="!{command}">' in message
+    assert f"(exit code 3):\n$ {command}\nalpha\nto-2-stderr\n</attached>" in message
     assert leave(child) == 0
 
 
 def test_ctrl_c_stops_a_command_and_its_children(fake, workspace, env):
     fake.add(text("ok"))
     child = repl(workspace, env)
-    enter(child, "!echo started; sleep 60; echo never")
-    child.expect_exact("started")
+    enter(child, "!echo $((40 + 2)) started; sleep 60; echo never")
+    child.expect_exact("42 started")  # its output, not the echo of the line typed
     cooked(child)
     child.sendintr()
     child.expect_exact("stopped")
@@ -77,7 +76,7 @@ def test_ctrl_c_stops_a_command_and_its_children(fake, workspace, env):
     child.expect_exact("ok")
     child.expect_exact(PROMPT)
     assert told(fake).endswith(
-        "(stopped):\n$ echo started; sleep 60; echo never\nstarted\n</attached>"
+        "(stopped):\n$ echo $((40 + 2)) started; sleep 60; echo never\n42 started\n</attached>"
     )
     assert leave(child) == 0
 
