@@ -30,6 +30,10 @@ def run(argv: list[str]) -> str | int | None:
     # (they are: Typer and the TUI), which costs ~90 ms at start; nothing here uses it.
     # (None in sys.modules makes an import of it fail: typeshed allows only modules there.)
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+    if not argv:  # `agent` alone, the usual start: the front end without Typer (~50 ms)
+        from agent_cli.commands.opening import start_bare
+
+        return start_bare()
     app = _app(argv)
     try:
         app(args=argv, prog_name="agent", standalone_mode=True)

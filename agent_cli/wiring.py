@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_cli import logs, paths
-from agent_cli.backends.loop import Checkpoint
 from agent_cli.engine.backend import Backend
 from agent_cli.engine.items import Conversation
 from agent_cli.engine.session import Session
@@ -21,6 +20,7 @@ from agent_cli.settings import ProviderSettings, Settings
 
 if TYPE_CHECKING:
     from agent_cli.backends.catalog import AgentSpec
+    from agent_cli.backends.loop import Checkpoint  # the loop is imported when a run needs it
     from agent_cli.frontends.interactive import AgentChoice, Interactive, Listing, Questions
     from agent_cli.frontends.prompt_commands import CommandRegistry
     from agent_cli.providers.breaker import Clock, GuardedProvider
@@ -237,14 +237,21 @@ class Route:
             self.model = await choose_model(self.provider, self.settings)
         return self._guarded, self.model
 
+    async def connect(self) -> None:
+        """Make the provider and choose the model now (a listing, when none is configured)."""
+        await self.get()
+
     def served_window(self) -> asyncio.Future[int | None]:
         """The server's own answer about the model's window: asked once, when first wanted.
 
         Not before the first request: the loop asks only once something could be
         shortened to fit it, and an interactive front end when it shows the window.
         """
-        assert self.model is not None
         if self._served is None:
+            if self.model is None:  # not connected: nothing to ask about
+                unknown: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+                unknown.set_result(None)
+                return unknown
             self._served = served_window_probe(self.settings, self.model)
         return self._served
 
@@ -280,8 +287,11 @@ class Route:
         if self.model is None:
             return None
         configured = self.settings.provider.context_window if self.settings.provider else None
-        probe = self.served_window()  # shown once it is in
-        served = probe.result() if probe.done() and not probe.cancelled() else None
+        # Only read here: the question to the server is asked by `served_window`, which a
+        # front end calls once its first frame is out (it is a few round trips).
+        probe = self._served
+        done = probe is not None and probe.done() and not probe.cancelled()
+        served = probe.result() if probe is not None and done else None
         return known_context_window(self.model.id, configured, self.model.context_window or served)
 
     async def aclose(self) -> None:
@@ -657,14 +667,16 @@ async def open_interactive(
     ask_trust: AskTrust | None = None,
     agent: str | None = None,
     questions: Questions | None = None,
+    connect: bool = True,
 ) -> Interactive:
     """The current session and slash commands for the TUI or the line REPL.
 
     The route (provider and model) is shared by every session the front end
     opens (/new, /sessions); close it with `interactive.aclose()`. It connects
     now when the conversation is the built-in agent's, so a server that does
-    not answer is said before the screen opens. `ask_trust` asks the person
-    before a workspace's own MCP servers may start.
+    not answer is said before the prompt; with `connect=False` the front end
+    does it (`route.connect()`: the TUI, once its first frame is out).
+    `ask_trust` asks the person before a workspace's own MCP servers may start.
     """
     from agent_cli.frontends.interactive import Interactive, Questions
 
@@ -674,7 +686,7 @@ async def open_interactive(
     try:
         if agent is not None:
             check_agent(settings, agent)
-        if (agent or conversation.agent) == "builtin":
+        if connect and (agent or conversation.agent) == "builtin":
             await route.get()
     except BaseException:
         await route.aclose()

@@ -147,6 +147,7 @@ async def _probe(stalls: list[tuple[float, float]], marks: dict[str, float], fee
 async def child_stream(report: Path) -> None:
     from agent_cli import wiring
     from agent_cli.engine.events import RunFinished
+    from agent_cli.frontends.tui import markdown_render
     from agent_cli.frontends.tui.app import AgentApp
     from agent_cli.frontends.tui.assistant_view import AssistantView
     from agent_cli.frontends.tui.prompt_input import PromptInput
@@ -168,7 +169,7 @@ async def child_stream(report: Path) -> None:
         _hook_frames(app, frames)
         # A person types for a while before sending: let the app finish starting (its
         # warm-up thread renders a sample so the first answer need not load Pygments).
-        while any(w.group == "warm-up" and not w.is_finished for w in app.workers):
+        while not markdown_render.warmed():  # begun after the first frame
             await asyncio.sleep(0.01)
         probe = asyncio.create_task(_probe(stalls, marks, app.feed))
         # What Enter posts (`pilot.press` would wait until the app is idle: after the run).

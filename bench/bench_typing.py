@@ -104,6 +104,7 @@ class Presses:
 async def child(report: Path, streaming: bool, presses: int) -> None:
     from agent_cli import wiring
     from agent_cli.engine.events import RunFinished
+    from agent_cli.frontends.tui import markdown_render
     from agent_cli.frontends.tui.app import AgentApp
     from agent_cli.frontends.tui.prompt_input import PromptInput
     from agent_cli.settings import load_settings
@@ -123,7 +124,7 @@ async def child(report: Path, streaming: bool, presses: int) -> None:
     during = 0
     async with app.run_test(size=SIZE):
         timer = Presses(app)
-        while any(w.group == "warm-up" and not w.is_finished for w in app.workers):
+        while not markdown_render.warmed():  # begun after the first frame
             await asyncio.sleep(0.01)
         if streaming:
             app.composer.input.post_message(PromptInput.Submitted("write a long answer"))

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -15,13 +12,8 @@ from agent_cli.commands.common import (
     SandboxMode,
     guarded,
     start_debug_log,
-    workspace_from,
 )
 from agent_cli.policy.modes import MODES, MODES_TEXT
-
-if TYPE_CHECKING:
-    from agent_cli.settings import Flags
-    from agent_cli.wiring import Opening
 
 
 def register(app: typer.Typer) -> None:
@@ -77,6 +69,7 @@ def root(
         return
 
     def action() -> int:
+        from agent_cli.commands.opening import can_host_tui, open_front_end
         from agent_cli.settings import Flags
         from agent_cli.wiring import Opening
 
@@ -89,54 +82,6 @@ def root(
         chosen = sandbox.value if sandbox else None
         flags = Flags(model=model, provider=provider, mode=mode, debug=debug, sandbox=chosen)
         opening = Opening(resume=resume, continue_last=continue_last, save=not no_save)
-        return _interactive(flags, opening, plain or not _can_host_tui(), cwd, agent)
+        return open_front_end(flags, opening, plain or not can_host_tui(), cwd, agent)
 
     raise typer.Exit(guarded(debug, action))
-
-
-def _can_host_tui() -> bool:
-    """Textual needs a real, capable terminal on both ends."""
-    term = os.environ.get("TERM", "")
-    return sys.stdin.isatty() and sys.stdout.isatty() and term not in ("", "dumb")
-
-
-def _interactive(
-    flags: Flags, opening: Opening, plain: bool, cwd: str | None, agent: str | None
-) -> int:
-    import asyncio
-
-    from agent_cli import wiring
-    from agent_cli.settings import load_settings
-
-    workspace = workspace_from(Path(cwd) if cwd else None)
-    settings = load_settings(workspace, flags)
-    for warning in settings.warnings:
-        print(f"agent: {warning}", file=sys.stderr)
-
-    async def go() -> int:
-        from agent_cli.frontends.interactive import Questions
-
-        questions = Questions()  # the TUI answers them with a modal once it runs
-        ask_trust: wiring.AskTrust | None = None
-        if plain and sys.stdin.isatty():
-            from agent_cli.commands.mcp import ask_trust_inline_async as ask_trust
-        elif not plain:
-            from agent_cli.commands.mcp import ask_trust_through
-
-            ask_trust = ask_trust_through(questions)
-        mode = settings.mode or "ask"
-        interactive = await wiring.open_interactive(
-            settings, opening, mode, ask_trust, agent, questions
-        )
-        try:
-            if plain:
-                from agent_cli.frontends.line import run_line
-
-                return await run_line(interactive)
-            from agent_cli.frontends.tui import run_tui
-
-            return await run_tui(interactive, settings)
-        finally:
-            await interactive.aclose()
-
-    return asyncio.run(go())

@@ -147,8 +147,6 @@ class AgentApp(App[int]):
         for problem in [*self.theme_problems, *self.interactive.commands.take_warnings()]:
             self.transcript.add_reply(problem, "warn")
         self.composer.focus_input()
-        self._git_status()
-        self._warm_up(Palette.from_app(self))
         if self.feed.dirty:  # events from before the app ran: their wake-up was refused
             self._wake()
         if not AgentApp._frozen:
@@ -157,9 +155,33 @@ class AgentApp(App[int]):
             gc.freeze()
             AgentApp._frozen = True
 
+    def on_ready(self) -> None:
+        """The first frame is out: now what it did not need (their threads and round trips
+        would only have delayed it); the status line fills in as they come."""
+        self._git_status()
+        self._warm_up(Palette.from_app(self))
+        self._connect()
+
     @work(thread=True, group="warm-up")
     def _warm_up(self, palette: Palette) -> None:
         warm_up(palette)
+
+    @work(group="connect")
+    async def _connect(self) -> None:
+        """The provider and model (a listing when none is configured), then a local
+        server's own context window (a few round trips), into the status line."""
+        route = self.interactive.route
+        if route is None or self.session.conversation.agent != "builtin":
+            return
+        try:
+            await route.connect()
+        except AgentError as e:  # said here; the first message says it again if it lasts
+            self.transcript.add_reply(str(e), "error")
+            return
+        self.status.model = self.session.conversation.model or route.label
+        self.status.context = route.context_window() or 0
+        await route.served_window()
+        self.status.context = route.context_window() or 0
 
     # -- themes ----------------------------------------------------------------------
 
@@ -352,11 +374,12 @@ class AgentApp(App[int]):
         conversation = self.session.conversation
         status = self.status
         status.set_workspace(self.interactive.workspace)
-        status.model = conversation.model
+        route = self.interactive.route
+        # Before the route connects (just after the first frame) the model may be unknown.
+        status.model = conversation.model or (route.label if route is not None else "") or "…"
         status.mode = self.session.mode
         status.tokens = conversation.usage.input_tokens + conversation.usage.output_tokens
         status.in_context = 0  # known after the next round
-        route = self.interactive.route
         builtin = conversation.agent == "builtin"
         status.context = (route.context_window() or 0) if route is not None and builtin else 0
         status.cost = self._cost()

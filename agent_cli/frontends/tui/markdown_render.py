@@ -14,6 +14,7 @@ Colours come from the Textual theme's variables (the same `$primary`,
 from __future__ import annotations
 
 import io
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
@@ -190,6 +191,9 @@ def f(x: int) -> int:
 """
 
 
+_warmed = threading.Event()
+
+
 def warm_up(palette: Palette) -> None:
     """Render a sample once, off the event loop, so the first answer does not pay for
     importing markdown-it and Pygments' lexers and compiling their patterns (~0.1 s)."""
@@ -197,6 +201,12 @@ def warm_up(palette: Palette) -> None:
     renderer = Renderer(console, palette)
     renderer.markdown(WARM_UP_SAMPLE, 80)
     renderer.syntax("--- a\n+++ b\n@@ -1 +1 @@\n-a\n+b\n", "diff", 80)
+    _warmed.set()
+
+
+def warmed() -> bool:
+    """Whether a `warm_up` has finished in this process (the benchmarks wait for it)."""
+    return _warmed.is_set()
 
 
 _renderers: WeakKeyDictionary[App, Renderer] = WeakKeyDictionary()

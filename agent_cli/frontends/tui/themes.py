@@ -156,9 +156,11 @@ def _validate(path: Path, data: dict[str, Any]) -> tuple[Theme, str]:
 
 
 def _pygments_style_exists(name: str) -> bool:
-    from pygments.styles import get_style_by_name
+    from pygments.styles import STYLE_MAP, get_style_by_name
     from pygments.util import ClassNotFound
 
+    if name in STYLE_MAP:  # a built-in style: known without importing it (at start-up)
+        return True
     try:
         get_style_by_name(name)
     except ClassNotFound:

@@ -1,0 +1,76 @@
+"""Opening the interactive front ends (the TUI, or the line REPL): what `agent` does with
+no command, through Typer's root callback or, for a bare `agent`, straight from `cli.run`
+(Typer costs ~50 ms of a start whose goal is the time of a bare Textual app)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent_cli.settings import Flags
+    from agent_cli.wiring import Opening
+
+
+def start_bare() -> int:
+    """`agent` with nothing after it: the same as Typer's root callback with its defaults."""
+    from agent_cli.commands.common import guarded
+    from agent_cli.settings import Flags
+    from agent_cli.wiring import Opening
+
+    return guarded(False, lambda: open_front_end(Flags(), Opening(), not can_host_tui()))
+
+
+def can_host_tui() -> bool:
+    """Textual needs a real, capable terminal on both ends."""
+    term = os.environ.get("TERM", "")
+    return sys.stdin.isatty() and sys.stdout.isatty() and term not in ("", "dumb")
+
+
+def open_front_end(
+    flags: Flags,
+    opening: Opening,
+    plain: bool,
+    cwd: str | None = None,
+    agent: str | None = None,
+) -> int:
+    import asyncio
+
+    from agent_cli import wiring
+    from agent_cli.commands.common import workspace_from
+    from agent_cli.settings import load_settings
+
+    workspace = workspace_from(Path(cwd) if cwd else None)
+    settings = load_settings(workspace, flags)
+    for warning in settings.warnings:
+        print(f"agent: {warning}", file=sys.stderr)
+
+    async def go() -> int:
+        from agent_cli.frontends.interactive import Questions
+
+        questions = Questions()  # the TUI answers them with a modal once it runs
+        ask_trust: wiring.AskTrust | None = None
+        if plain and sys.stdin.isatty():
+            from agent_cli.commands.mcp import ask_trust_inline_async as ask_trust
+        elif not plain:
+            from agent_cli.commands.mcp import ask_trust_through
+
+            ask_trust = ask_trust_through(questions)
+        mode = settings.mode or "ask"
+        interactive = await wiring.open_interactive(  # the TUI connects after its first frame
+            settings, opening, mode, ask_trust, agent, questions, connect=plain
+        )
+        try:
+            if plain:
+                from agent_cli.frontends.line import run_line
+
+                return await run_line(interactive)
+            from agent_cli.frontends.tui import run_tui
+
+            return await run_tui(interactive, settings)
+        finally:
+            await interactive.aclose()
+
+    return asyncio.run(go())

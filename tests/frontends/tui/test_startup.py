@@ -1,0 +1,81 @@
+"""The TUI's start: the first frame needs no round trip, no git and no Markdown; what they
+bring (the model, the context window, the branch) fills the status line after it."""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+from pathlib import Path
+
+import pytest
+from rich.console import RenderableType
+from textual.screen import Screen
+
+from agent_cli import wiring
+from agent_cli.frontends.tui.app import AgentApp
+from agent_cli.frontends.tui.notice_view import NoticeView
+from agent_cli.settings import Settings, load_settings
+from agent_cli.wiring import Opening
+from tests.frontends.tui.support import SIZE, until
+from tests.support.fake_openai import FakeOpenAI
+
+
+async def test_the_route_connects_after_the_first_frame_and_fills_the_status_line(
+    settings: Settings, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+):
+    fake.serve_props({"default_generation_settings": {"n_ctx": 4000}})  # a local server
+    interactive = await wiring.open_interactive(settings, Opening(), "ask", connect=False)
+    route = interactive.route
+    assert isinstance(route, wiring.Route)
+    frames: list[object] = []  # what the status line said in each frame
+    shown_at_connect: list[int] = []  # how many frames were out when the route connected
+
+    display = AgentApp._display
+
+    def counted(app: AgentApp, screen: Screen, renderable: RenderableType | None) -> None:
+        if renderable is not None:  # Textual's one call per rendered frame
+            frames.append(app.status.model)
+        display(app, screen, renderable)
+
+    monkeypatch.setattr(AgentApp, "_display", counted)
+
+    connect = route.connect
+
+    async def counted_connect() -> None:
+        shown_at_connect.append(len(frames))
+        await connect()
+
+    monkeypatch.setattr(route, "connect", counted_connect)
+    app = AgentApp(interactive, settings)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.status.model == "openai/m1")  # the first listed
+            assert shown_at_connect[0] >= 1, "the first frame went out before the listing"
+            assert frames[0] == "…", "the model is not known in the first frame"
+            await until(pilot, lambda: app.status.context == 4000)  # the server's own
+            assert "context 0 / 4.0k" in str(app.status.render())
+    finally:
+        await interactive.aclose()
+
+
+@pytest.fixture
+def nowhere(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """Settings for a server address where nothing listens (and no model configured)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    return dataclasses.replace(load_settings(workspace), reduce_motion=True)
+
+
+async def test_a_server_that_does_not_answer_is_said_in_the_transcript(nowhere: Settings):
+    interactive = await wiring.open_interactive(nowhere, Opening(), "ask", connect=False)
+    app = AgentApp(interactive, nowhere)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: bool(app.transcript.query(NoticeView)))
+            said = app.transcript.query_one(NoticeView).text
+            assert "127.0.0.1" in said and "—" in said, said  # what failed, and what to do
+            assert app.status.state == "idle"
+    finally:
+        await interactive.aclose()
