@@ -25,6 +25,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.theme import Theme
 from textual.timer import Timer
+from textual.widget import AwaitMount
 
 from agent_cli.engine.items import AssistantItem, ToolItem
 from agent_cli.engine.session import Session
@@ -266,8 +267,7 @@ class AgentApp(App[int]):
     def _apply(self, batch: Batch) -> None:
         if batch.started:
             self.status.state = "running"
-        if batch.added:
-            self.transcript.added(batch.added)
+        mounting = self.transcript.added(batch.added) if batch.added else None
         for key, text in batch.text.items():
             view = self.transcript.view(key)
             if isinstance(view, AssistantView):
@@ -302,8 +302,15 @@ class AgentApp(App[int]):
             self.composer.put_back(batch.returned)
         for request in batch.approvals:
             self.approvals.add(request)
-        if batch.finished is not None:
+        if batch.finished is not None and mounting is not None:
+            # The run's last views are mounted first: "idle" in the frame they appear in.
+            self.call_later(self._run_finished_when_shown, mounting, batch.finished)
+        elif batch.finished is not None:
             self._run_finished(batch.finished)
+
+    async def _run_finished_when_shown(self, mounting: AwaitMount, reason: str) -> None:
+        await mounting
+        self._run_finished(reason)
 
     def _run_finished(self, reason: str) -> None:
         self.status.state = "idle"

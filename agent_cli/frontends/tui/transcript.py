@@ -19,7 +19,7 @@ from collections.abc import Callable
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.reactive import Reactive
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 
 from agent_cli.engine.items import (
     AssistantItem,
@@ -147,19 +147,19 @@ class Transcript(VerticalScroll):
 
     # -- the live end ------------------------------------------------------------
 
-    def added(self, items: list[Item]) -> None:
-        """Items the run added (they are in `self.items` already)."""
+    def added(self, items: list[Item]) -> AwaitMount | None:
+        """Items the run added (they are in `self.items` already); the mount of their
+        views, when there are views to mount."""
         count = len(self.items)
         ends = self.items[count - len(items) :]
         if any(a is not b for a, b in zip(ends, items, strict=True)):
             self.call_later(self._rewindow)  # an item went in before others (/compact)
-            return
+            return None
         if self.last < count - len(items):
-            return  # the window does not reach the end: they load when scrolled to
+            return None  # the window does not reach the end: they load when scrolled to
         fresh = [self._view(item) for item in items if item.id not in self.views]
         self.last = count
-        if fresh:
-            self.mount_all(fresh)
+        return self.mount_all(fresh) if fresh else None
 
     async def _rewindow(self) -> None:
         """Mount the window again after an insertion moved the items under it."""

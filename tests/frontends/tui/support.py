@@ -42,8 +42,12 @@ async def until(pilot: Pilot, condition: object, timeout: float = RUN_TIMEOUT) -
 
 
 async def settle(pilot: Pilot, app: AgentApp) -> None:
-    """Wait until no run goes on and every event has reached the screen."""
-    await until(pilot, lambda: not app.session.running and not app.feed.dirty)
+    """Wait until no run goes on and every event has reached the screen (the end of a
+    run is shown once the views it added are mounted: then the status line says so)."""
+    await until(
+        pilot,
+        lambda: not app.session.running and not app.feed.dirty and app.status.state == "idle",
+    )
     await pilot.pause()  # the last batch mounts, lays out and paints
     await pilot.pause()
 
