@@ -24,7 +24,16 @@ from tests.frontends.tui.support import (
     shown_text,
     until,
 )
-from tests.support.fake_openai import FakeOpenAI, Scripted, chunk, frames, raw, text, tool_calls
+from tests.support.fake_openai import (
+    FakeOpenAI,
+    Scripted,
+    chunk,
+    frames,
+    held,
+    raw,
+    text,
+    tool_calls,
+)
 
 ANSWER = (
     "Here is the plan.\n\n"
@@ -247,12 +256,14 @@ async def test_a_stop_closes_the_waiting_card_and_denies(app: AgentApp, fake: Fa
 async def test_a_run_that_ends_while_the_terminal_is_elsewhere_rings(
     app: AgentApp, fake: FakeOpenAI
 ):
-    fake.add(text("Done.").replace(split=100, delay=0.05))  # slow enough to look away
+    gate = threading.Event()  # the answer ends once the person has looked away
+    fake.add(held(text("Done."), gate))
     rings: list[str] = []
     async with app.run_test(size=SIZE) as pilot:
         app.bell = lambda: rings.append("bell")  # type: ignore[method-assign]
         await send(pilot, app, "go")
         app.app_focus = False  # after the key: a key press means the terminal has focus
+        gate.set()
         await settle(pilot, app)
         assert rings == ["bell"]
 
