@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from agent_cli.backends.acp_client import AgentClient
     from agent_cli.backends.loop import Checkpoint
+    from agent_cli.media import Image
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,7 @@ class ExternalAgent:
         self._stderr: deque[str] = deque(maxlen=STDERR_TAIL)
         self._stderr_task: asyncio.Task[None] | None = None
         self._can_load = False
+        self._takes_images = False  # its promptCapabilities.image, once it has started
         self._warned = False
 
     @property
@@ -98,14 +100,15 @@ class ExternalAgent:
 
     async def run(self, run: Run) -> RunResult:
         items = run.conversation.items
-        message = items[-1].text if items and isinstance(items[-1], UserItem) else ""
+        last = items[-1] if items and isinstance(items[-1], UserItem) else None
+        message = last.text if last is not None else ""
         earlier = items[:-1]  # taken now: starting may add notices after the message
         client = await self._started()
-        text = message
+        text, images = self._message(run, last)
         if await self._opened(run, client):
             carried = transcript(earlier)
             if carried:
-                text = f"{carried}\n\n{message}"
+                text = f"{carried}\n\n{text}"
         run.rounds += 1
         turn = Turn(run, client.workspace)
         if self.spec.gated:
@@ -116,7 +119,7 @@ class ExternalAgent:
             before = await self._before_ungated(run, turn, client, message)
         client.turn = turn
         try:
-            response = await self._prompt(turn, text)
+            response = await self._prompt(turn, text, images)
         finally:
             client.turn = None
             turn.sync()  # a stop or a crash keeps the text that arrived
@@ -243,6 +246,8 @@ class ExternalAgent:
             raise await self._stopped(" while starting") from e
         agent = response.agent_capabilities
         self._can_load = bool(agent is not None and agent.load_session)
+        prompts = agent.prompt_capabilities if agent is not None else None
+        self._takes_images = bool(prompts is not None and prompts.image)
         return client
 
     async def _opened(self, run: Run, client: AgentClient) -> bool:
@@ -295,11 +300,26 @@ class ExternalAgent:
             )
         return f"{name} could not open a session: {_error_text(error)}."
 
-    async def _prompt(self, turn: Turn, text: str) -> Any:
-        from acp import RequestError, text_block
+    def _message(self, run: Run, item: UserItem | None) -> tuple[str, tuple[Image, ...]]:
+        """The person's message for the agent: its text with what they attached, and its
+        images when the agent takes them (else a line for each, said once)."""
+        if item is None:
+            return "", ()
+        parts = [item.text, *(a.for_model() for a in item.attachments)]
+        images = tuple(image for image in item.images if image.data)
+        if images and not self._takes_images:
+            run.notice(f"{self.spec.name} does not take images; they were not sent.", "warn")
+            parts += [f"{i.label}: not shown — this agent does not take images." for i in images]
+            images = ()
+        return "\n\n".join(part for part in parts if part), images
+
+    async def _prompt(self, turn: Turn, text: str, images: tuple[Image, ...] = ()) -> Any:
+        from acp import RequestError, image_block, text_block
 
         assert self._conn is not None and self._client is not None
-        prompt = self._conn.prompt(session_id=self._client.session_id, prompt=[text_block(text)])
+        blocks: list[Any] = [text_block(text)]
+        blocks += (image_block(image.base64(), image.media_type) for image in images)
+        prompt = self._conn.prompt(session_id=self._client.session_id, prompt=blocks)
         # Its own task: a stop must not cancel the request, the agent answers it after a cancel.
         task = asyncio.ensure_future(prompt)
         task.add_done_callback(_retrieve)

@@ -28,13 +28,15 @@ stdout carries nothing but the protocol (`acp_stdio`).
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import functools
 import logging
 import signal
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
@@ -91,6 +93,7 @@ from agent_cli.frontends.acp_updates import (
     tool_view,
 )
 from agent_cli.frontends.prompt_commands import CommandRegistry, expand_text
+from agent_cli.media import Image, Prompt, image_from_bytes
 from agent_cli.policy.modes import MODES_TEXT
 from agent_cli.policy.rules import split_rules
 from agent_cli.tools.base import FileAccess
@@ -186,7 +189,7 @@ class AcpServer:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=True),
             ),
             agent_info=Implementation(name="agent", title="agent", version=self._version),
             auth_methods=[],
@@ -228,7 +231,7 @@ class AcpServer:
     @answers
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
         served = self._get(session_id)
-        return await served.prompt(prompt_text(prompt, served.workspace.root))
+        return await served.prompt(prompt_of(prompt, served.workspace.root))
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         served = self._served.get(session_id)
@@ -312,7 +315,8 @@ class Served:
         )
         self.outbox.put(update)
 
-    async def prompt(self, text: str) -> PromptResponse:
+    async def prompt(self, message: Prompt) -> PromptResponse:
+        text = message.text
         if self.commands is not None and text.startswith("/"):
             await asyncio.to_thread(self.commands.refresh)
             text = await expand_text(self.commands, text)
@@ -320,7 +324,7 @@ class Served:
         async with self._turn:
             if self._cancels != cancels:  # cancelled while it waited: it never runs
                 return PromptResponse(stop_reason="cancelled")
-            result = await self.session.send(text)
+            result = await self.session.send(replace(message, text=text))
         await self.outbox.flushed()  # every update of the turn before its answer
         if result.reason is StopReason.ERROR:
             raise RequestError(INTERNAL_ERROR, result.error or "The run failed.")
@@ -513,13 +517,17 @@ class ClientFiles:
 # ------------------------------------------------------------------ requests
 
 
-def prompt_text(blocks: list[Any], root: Path) -> str:
-    """A prompt's blocks as our user message: text and links inline, embedded files after."""
+def prompt_of(blocks: list[Any], root: Path) -> Prompt:
+    """A prompt's blocks as our user message: text and links inline, embedded files after,
+    images as images."""
     inline: list[str] = []
     context: list[str] = []
+    images: list[Image] = []
     for block in blocks:
         kind = getattr(block, "type", "")
-        if kind == "text":
+        if kind == "image":
+            images.append(_image(block))
+        elif kind == "text":
             inline.append(block.text)
         elif kind == "resource_link":
             inline.append(_mention(block.uri, block.name, root))
@@ -531,11 +539,23 @@ def prompt_text(blocks: list[Any], root: Path) -> str:
             else:
                 context.append(f'<context ref="{resource.uri}">\n{text}\n</context>')
         else:
-            raise UsageError(f"This agent reads text, not {kind} — send the prompt as text.")
+            raise UsageError(
+                f"This agent reads text and images, not {kind} — send the prompt as text."
+            )
     text = "\n\n".join(part for part in ("".join(inline).strip(), *context) if part)
-    if not text:
+    if not text and not images:
         raise UsageError("The prompt is empty — send some text.")
-    return text
+    return Prompt(text, tuple(images))
+
+
+def _image(block: Any) -> Image:
+    """An image block's picture; its declared type is checked against the bytes."""
+    try:
+        data = base64.b64decode(block.data, validate=True)
+    except (binascii.Error, ValueError, TypeError):
+        raise UsageError("An image block's data is not base64 — send the image again.") from None
+    name = Path(unquote(urlparse(block.uri).path)).name if getattr(block, "uri", None) else ""
+    return image_from_bytes(data, name or "image")
 
 
 def _mention(uri: str, name: str, root: Path) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from acp import (
+    image_block,
     plan_entry,
     start_tool_call,
     text_block,
@@ -28,6 +29,7 @@ from acp import (
     update_agent_thought_text,
     update_plan,
     update_tool_call,
+    update_user_message,
     update_user_message_text,
 )
 from acp.schema import (
@@ -192,7 +194,14 @@ def replay(item: Item, workspace: Workspace) -> list[Any]:
     its answers are thoughts, as they were live.
     """
     if isinstance(item, UserItem):
-        return [] if is_nested(item) else [update_user_message_text(item.text)]
+        if is_nested(item):
+            return []
+        images = [  # as the editor sent them (one whose file is gone: left out)
+            update_user_message(image_block(image.base64(), image.media_type))
+            for image in item.images
+            if image.data
+        ]
+        return [update_user_message_text(item.text), *images]
     if isinstance(item, AssistantItem):
         updates: list[Any] = []
         if item.reasoning:

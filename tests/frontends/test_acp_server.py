@@ -193,7 +193,8 @@ async def test_a_session_streams_the_answer_and_its_reasoning(fake, workspace):
         assert editor.said("agent_thought_chunk") == "The person greets me."
         assert told(fake, 0) == "hi"
 
-        # A link and an embedded file become text in our user message.
+        # A link and an embedded file become text in our user message; the link, a file
+        # in the workspace, is an `@path` mention, which attaches the file.
         link = ResourceContentBlock(
             type="resource_link", name="notes.txt", uri=(workspace / "notes.txt").as_uri()
         )
@@ -207,7 +208,7 @@ async def test_a_session_streams_the_answer_and_its_reasoning(fake, workspace):
         )
         assert told(fake, 1) == (
             'look at @notes.txt please\n\n<context ref="file:///elsewhere/spec.md">\n# Spec\n'
-            "</context>"
+            '</context>\n\n<attached file="notes.txt">\nalpha\n\n</attached>'
         )
 
         # The round limit (from the project's config) ends the turn with a notice.

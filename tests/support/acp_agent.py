@@ -3,7 +3,7 @@
 Run as `python acp_agent.py SCRIPT.json`. The script (a JSON object) says:
 
 - `load_session` (bool): advertise `session/load`; `load_fails`: answer it with an error;
-  `replay`: steps sent (as history) while a session loads;
+  `replay`: steps sent (as history) while a session loads; `images` (bool): take images;
 - `record`: a file where every request it gets and every answer it hears is appended
   as one JSON line (`records()` reads it back);
 - `turns`: `[{"when": TEXT, "steps": [...], "stop": "end_turn", "usage": {...}}]`; a
@@ -114,7 +114,7 @@ class Fixture:
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, **_: Any):
         from acp import PROTOCOL_VERSION, InitializeResponse
-        from acp.schema import AgentCapabilities
+        from acp.schema import AgentCapabilities, PromptCapabilities
 
         fs = client_capabilities.fs if client_capabilities else None
         self.record(
@@ -124,9 +124,10 @@ class Fixture:
             terminal=bool(client_capabilities and client_capabilities.terminal),
         )
         loads = bool(self.script.get("load_session"))
+        prompts = PromptCapabilities(image=bool(self.script.get("images")))
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
-            agent_capabilities=AgentCapabilities(load_session=loads),
+            agent_capabilities=AgentCapabilities(load_session=loads, prompt_capabilities=prompts),
         )
 
     async def new_session(self, cwd: str, **_: Any):
@@ -153,7 +154,12 @@ class Fixture:
 
         received = time.perf_counter()
         text = "".join(getattr(block, "text", "") for block in prompt)
-        self.record("prompt", session=session_id, text=text)
+        images = [
+            {"mime": block.mime_type, "data": block.data}
+            for block in prompt
+            if getattr(block, "type", "") == "image"
+        ]
+        self.record("prompt", session=session_id, text=text, images=images)
         turn = self._turn(text)
         self.untimed = True
         cancel = self.cancels[session_id] = asyncio.Event()
