@@ -21,7 +21,13 @@ from agent_cli.errors import AgentError, UsageError
 from agent_cli.frontends import rewinding
 from agent_cli.frontends.own_command import OwnCommands
 from agent_cli.frontends.plan_text import checklist
-from agent_cli.frontends.prompt_commands import CommandRegistry, PromptCommand, line_of
+from agent_cli.frontends.prompt_commands import (
+    INIT_PROMPT,
+    CommandRegistry,
+    PromptCommand,
+    fill,
+    line_of,
+)
 from agent_cli.frontends.rewinding import RewindOffer
 from agent_cli.policy.modes import MODES, MODES_TEXT
 from agent_cli.providers.base import ModelInfo
@@ -90,6 +96,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("copy", "copy the last answer to the clipboard"),
     Command("rewind", "take an earlier message and what followed back, to edit", "/rewind [N]"),
     Command("fork", "go on in a copy of this conversation (the original is kept)"),
+    Command("init", "ask the agent to write or update the project's AGENTS.md", "/init [FOCUS]"),
     Command("theme", "show or switch the theme", "/theme [NAME]"),
     Command("quit", "leave"),
 )
@@ -593,6 +600,9 @@ class Interactive:
             f"`{original.id}` is kept as it was (`/sessions {original.id}` goes back)."
         )
         return Reply("\n\n".join(filter(None, [said, warning])), action="switched")
+
+    async def _init(self, argument: str) -> Reply:
+        return Reply("", action="send", argument=fill(INIT_PROMPT, argument))
 
     async def _theme(self, argument: str) -> Reply:
         return Reply("", action="theme", argument=argument)

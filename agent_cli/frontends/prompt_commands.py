@@ -34,6 +34,20 @@ FORMAT_HINT = (
     "'argument-hint: ...' and '---'"
 )
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# What /init sends (its argument is appended): the edit goes through the usual approval.
+INIT_PROMPT = """\
+Write or update AGENTS.md at the root of this workspace: the instructions a coding agent \
+needs to work in this repository.
+
+First look: the README, the build, test and lint configuration (pyproject.toml, \
+package.json, Makefile, CI workflows…), the layout of the source and the tests, and any \
+AGENTS.md, CLAUDE.md, .cursorrules or CONTRIBUTING already there (keep what is still true).
+
+Then write a short document (at most about 150 lines) saying: what the project is; the \
+exact commands to set up, build, run all the tests and one test, and lint; the layout and \
+where new code and tests go; the conventions the code follows that a glance would miss \
+(style, naming, errors, tests); what a newcomer is likely to get wrong. Be specific to this \
+repository, with no generic advice. Change no file but AGENTS.md."""
 _LINE = re.compile(r"/(\S+)\s*(.*)", re.DOTALL)
 _PLACEHOLDER = re.compile(r"\$(ARGUMENTS|[1-9][0-9]?)")
 

@@ -68,3 +68,25 @@ async def test_a_bad_command_file_is_an_error_naming_it(app: AgentApp, fake: Fak
 
         await until(pilot, said)
     assert fake.requests == []
+
+
+async def test_init_asks_the_model_for_agents_md_and_its_edit_needs_a_yes(
+    app: AgentApp, fake: FakeOpenAI, workspace: Path
+):
+    import json
+
+    from agent_cli.frontends.tui.approval import ApprovalScreen
+    from tests.support.fake_openai import tool_calls
+
+    arguments = json.dumps({"path": "AGENTS.md", "content": "# Agents\n"})
+    fake.add(tool_calls(("call_1", "write_file", arguments)), text("Written."))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "/init mention the fixtures")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        assert not (workspace / "AGENTS.md").exists(), "nothing is written before a yes"
+        await pilot.press("y")
+        await settle(pilot, app)
+    message = fake.requests[0]["messages"][-1]["content"]
+    assert message.startswith("Write or update AGENTS.md at the root of this workspace")
+    assert message.endswith("Change no file but AGENTS.md.\n\nmention the fixtures")
+    assert (workspace / "AGENTS.md").read_text() == "# Agents\n"
