@@ -29,6 +29,7 @@ from agent_cli.backends.context import (
     sent_items,
     to_messages,
 )
+from agent_cli.backends.instructions import FolderInstructions
 from agent_cli.backends.model_view import ModelView
 from agent_cli.backends.round_stream import RoundStream
 from agent_cli.engine.approval import ApprovalKind, ApprovalRequest, Decision
@@ -174,6 +175,7 @@ class BuiltinLoop:
         self._no_images = not settings.images  # or the server refused them once
         self.hooks = hooks
         self.subagents = subagents
+        self.instructions = FolderInstructions(settings.workspace)
         # The id of the `task` item this loop works for ("" for the conversation's own loop);
         # its items carry it as `parent`, and its model reads only those.
         self.scope = ""
@@ -625,6 +627,9 @@ class BuiltinLoop:
                     result = await self._outside(run, tool, item, args, context, result)
         except (ArgumentError, OSError, ValueError, ToolError) as e:
             result = ToolResult(f"{tool.name} failed: {e}", is_error=True)
+        if not result.is_error:  # a subfolder's AGENTS.md, the first time the agent works there
+            note = self.instructions.note(tool.name, args.get("path"), run.conversation.items)
+            result = result._replace(text=result.text + note) if note else result
         _finish(run, item, result, "error" if result.is_error else "done")
         if self.hooks is not None:
             await self.hooks.post_tool_use(run, item, args)

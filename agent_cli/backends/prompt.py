@@ -12,6 +12,8 @@ from datetime import date
 from pathlib import Path
 from typing import NamedTuple
 
+from agent_cli import paths
+
 AGENTS_MD = "AGENTS.md"
 AGENTS_MD_CAP = 8 * 1024
 PROMPT_CAP = 4000
@@ -72,6 +74,9 @@ def system_prompt(
     )
     if skills:
         text += _skills_section(skills, PROMPT_CAP - len(text))
+    own = read_agents_md(paths.config_dir(), inside=False)
+    if own:
+        text += f"\nThe person's own {AGENTS_MD} (for every project) says:\n\n{own}\n"
     agents_md = read_agents_md(workspace)
     if agents_md:
         text += f"\nThe project's {AGENTS_MD} says:\n\n{agents_md}\n"
@@ -112,12 +117,13 @@ def _skills_section(skills: Sequence[SkillLine], room: int) -> str:
     return SKILLS_HEADER + "".join(lines)
 
 
-def read_agents_md(workspace: Path) -> str:
-    """The first 8 KiB of AGENTS.md at the workspace root (a whole UTF-8 text), if any."""
-    path = workspace / AGENTS_MD
+def read_agents_md(folder: Path, inside: bool = True) -> str:
+    """The first 8 KiB of AGENTS.md in `folder` (a whole UTF-8 text), if any. `inside`: a
+    workspace's, whose link leading out of it is not the project's."""
+    path = folder / AGENTS_MD
     try:
-        if not path.is_file() or path.resolve().parent != workspace.resolve():
-            return ""  # a link leading out of the workspace is not the project's
+        if not path.is_file() or (inside and path.resolve().parent != folder.resolve()):
+            return ""
         with path.open("rb") as f:
             data = f.read(AGENTS_MD_CAP)
     except OSError:
