@@ -35,6 +35,7 @@ from agent_cli.backends.round_stream import RoundStream
 from agent_cli.engine.approval import ApprovalKind, ApprovalRequest, Decision
 from agent_cli.engine.backend import Run, RunResult, StopReason
 from agent_cli.engine.items import Item, SummaryItem, ToolItem, UserItem
+from agent_cli.engine.mentions import attach_mentions
 from agent_cli.errors import (
     AgentError,
     ContextFull,
@@ -42,6 +43,7 @@ from agent_cli.errors import (
     ProviderHTTPError,
     ToolError,
 )
+from agent_cli.media import Prompt
 from agent_cli.policy.modes import Verdict, decide, offered, reads_only
 from agent_cli.policy.rules import RuleSet, split_rules, suggest_rule
 from agent_cli.providers.base import Message, Provider, Request, TextDelta
@@ -212,12 +214,19 @@ class BuiltinLoop:
         await hooks.stop(run, result.reason.value)
         return result
 
-    def _take_steered(self, run: Run) -> bool:
-        """Add what the person steered in since the last request; a sub-agent's rounds
-        leave it to the conversation's own."""
+    async def _take_steered(self, run: Run) -> bool:
+        """Add what the person steered in since the last request (its `@path` mentions
+        attached, as for a message sent); a sub-agent's rounds leave it to the
+        conversation's own."""
         steered = [] if self.scope else run.take_steered()
         for text in steered:
-            run.add(UserItem(text))
+            prompt, problems = Prompt(text), list[str]()
+            if "@" in text:
+                workspace = self.context.workspace
+                prompt, problems = await asyncio.to_thread(attach_mentions, prompt, workspace)
+            run.add(UserItem(text, prompt.images, prompt.attachments))
+            for problem in problems:
+                run.notice(problem, "warn")
         return bool(steered)
 
     async def _rounds(self, run: Run) -> RunResult:
@@ -228,11 +237,11 @@ class BuiltinLoop:
             if self.subagents is not None and not self.subagents.take_round():
                 self._warn(run, self.subagents.budget_notice())
                 return RunResult(StopReason.ROUND_LIMIT)
-            self._take_steered(run)
+            await self._take_steered(run)
             run.rounds += 1
             calls = await self._round(run, system)
             if not calls:
-                if self._take_steered(run):
+                if await self._take_steered(run):
                     continue  # steered in while it answered: the model reads it now
                 return RunResult(StopReason.ANSWERED)
             await self._dispatch(run, calls)

@@ -9,8 +9,8 @@ import pytest
 from agent_cli.engine.items import NoticeItem, UserItem
 from agent_cli.engine.mentions import LISTING_LIMIT, attach_mentions, mentions
 from agent_cli.media import Attachment, Prompt
-from agent_cli.providers.scripted import answer
-from agent_cli.tools.base import MODEL_RESULT_CAP
+from agent_cli.providers.scripted import answer, calls
+from agent_cli.tools.base import MODEL_RESULT_CAP, Effect, ToolContext, ToolResult, tool
 from agent_cli.tools.workspace import Workspace
 from tests.support.images import png
 from tests.support.sessions import make_session
@@ -134,3 +134,21 @@ async def test_a_refused_mention_is_a_notice_and_the_message_still_goes(tree):
     notices = [i for i in session.conversation.items if isinstance(i, NoticeItem)]
     assert len(notices) == 1 and "outside the workspace" in notices[0].text
     assert "TOP SECRET" not in provider.requests[0].messages[0].content
+
+
+async def test_a_steered_message_attaches_its_mentions_too(tree):
+    session: list = []
+
+    @tool("hold", Effect.READ)
+    async def hold(ctx: ToolContext) -> ToolResult:
+        """Steer while it runs."""
+        session[0].steer("and @src/util.py")
+        return ToolResult("held")
+
+    turns = [calls(("c1", "hold", "{}")), answer("ok")]
+    made, provider, _ = make_session(tree, turns, tools=[hold], mode="full")
+    session.append(made)
+    await made.send("start")
+    steered = provider.requests[1].messages[-1]
+    assert steered.role == "user"
+    assert steered.content.startswith('and @src/util.py\n\n<attached file="src/util.py">')

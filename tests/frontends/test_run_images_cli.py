@@ -59,3 +59,18 @@ def test_at_path_in_a_run_attaches_the_file_and_the_store_keeps_a_chip(fake, wor
     first = conversation["items"][0]
     assert first["attachments"][0]["label"] == "util.py"
     assert first["images"][0]["name"] == "shot.png" and "data" not in first["images"][0]
+
+
+def test_a_conversation_with_images_resumed_sends_them_again_from_the_store(
+    fake, workspace, tmp_path
+):
+    shot = tmp_path / "shot.png"
+    shot.write_bytes(png(16, 16))
+    fake.add(text("A square."), text("Still a square."))
+    assert agent(workspace, "run", "what is it?", "--image", str(shot), fake=fake).returncode == 0
+    result = agent(workspace, "run", "--continue", "and now?", fake=fake)
+    assert result.returncode == 0, err(result)
+    first, _answer, again = fake.requests[1]["messages"][1:]
+    uri = "data:image/png;base64," + base64.b64encode(shot.read_bytes()).decode()
+    assert first["content"][1] == {"type": "image_url", "image_url": {"url": uri}}
+    assert again == {"role": "user", "content": "and now?"}
