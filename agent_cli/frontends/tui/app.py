@@ -18,7 +18,7 @@ import asyncio
 import gc
 import time
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
@@ -27,6 +27,7 @@ from textual.theme import Theme
 from textual.timer import Timer
 from textual.widget import AwaitMount
 
+from agent_cli.engine.elicitation import ElicitationRequest
 from agent_cli.engine.items import AssistantItem, ToolItem
 from agent_cli.engine.session import Session
 from agent_cli.errors import AgentError
@@ -49,6 +50,10 @@ from agent_cli.frontends.tui.tool_card import ToolCard
 from agent_cli.frontends.tui.transcript import Transcript
 from agent_cli.media import Prompt
 from agent_cli.settings import Settings
+from agent_cli.tools.mcp_forms import CANCEL, ElicitAnswer
+
+if TYPE_CHECKING:
+    from agent_cli.frontends.tui.form_card import FormCard
 
 FLUSH_SECONDS = 1 / 30  # the most often streamed text reaches the screen
 FLOOD_FLUSH_SECONDS = 1 / 16  # the same, while text floods in (see FLOOD_CHARS)
@@ -113,6 +118,7 @@ class AgentApp(App[int]):
         if settings.reduce_motion:  # Textual's own: no smooth scrolling or sliding widgets
             self.animation_level = "none"
         self.approvals = ApprovalQueue(self, self._set_mode, self._waiting_changed)
+        self._forms: list[FormCard] = []  # the MCP servers' form cards open
         self.theme_problems = self._load_themes()
         self._unsubscribe = self._subscribe(interactive.session)
         self._flush_timer: Timer | None = None
@@ -302,6 +308,8 @@ class AgentApp(App[int]):
             self.composer.put_back(batch.returned)
         for request in batch.approvals:
             self.approvals.add(request)
+        for form in batch.forms:
+            self._ask_form(form)
         if batch.finished is not None and mounting is not None:
             # The run's last views are mounted first: "idle" in the frame they appear in.
             self.call_later(self._run_finished_when_shown, mounting, batch.finished)
@@ -312,7 +320,25 @@ class AgentApp(App[int]):
         await mounting
         self._run_finished(reason)
 
+    def _ask_form(self, request: ElicitationRequest) -> None:
+        """An MCP server's form, as a card over the transcript; its answer goes to the server."""
+        from agent_cli.frontends.tui.form_card import FormCard
+
+        if request.done:
+            return
+        card = FormCard(request.form)
+        self._forms.append(card)
+
+        def answered(answer: ElicitAnswer | None) -> None:
+            self._forms.remove(card)
+            request.resolve(answer or CANCEL)
+
+        self.push_screen(card, callback=answered)
+        self._attention(f"The MCP server {request.form.server!r} asks for information.")
+
     def _run_finished(self, reason: str) -> None:
+        for card in list(self._forms):  # the run stopped: its calls' forms are moot
+            card.dismiss(CANCEL)
         self.status.state = "idle"
         self.status.mode = self.session.mode
         self._git_status()

@@ -18,9 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agent_cli.engine.approval import ApprovalRequest
+from agent_cli.engine.elicitation import ElicitationRequest
 from agent_cli.engine.events import (
     ApprovalRequested,
     Delta,
+    ElicitationRequested,
     Event,
     ItemAdded,
     ItemUpdated,
@@ -45,6 +47,7 @@ class Batch:
     reasoning: dict[str, str] = field(default_factory=dict)  # item id -> new reasoning
     updated: dict[str, Item] = field(default_factory=dict)  # item id -> item (last state)
     approvals: list[ApprovalRequest] = field(default_factory=list)
+    forms: list[ElicitationRequest] = field(default_factory=list)  # MCP servers' forms
     notices: list[tuple[str, str]] = field(default_factory=list)  # (text, level), no item
     started: bool = False
     finished: str | None = None  # the stop reason, when the run ended
@@ -110,6 +113,8 @@ class EventFeed:
             batch.updated[event.item.id] = event.item
         elif isinstance(event, ApprovalRequested):
             batch.approvals.append(event.request)
+        elif isinstance(event, ElicitationRequested):
+            batch.forms.append(event.request)
         elif isinstance(event, NoticeEvent):
             # A notice the run also added as an item is shown as that item.
             added = batch.added[-1] if batch.added else None
