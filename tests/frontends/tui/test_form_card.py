@@ -49,6 +49,7 @@ class CardApp(App[None]):
 async def test_the_card_shows_the_fields_with_their_defaults_and_accepts_the_values():
     app = CardApp()
     async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.screen.query("#field-name"))  # mounted
         await pilot.pause()
         card = app.screen
         assert isinstance(card, FormCard)
@@ -90,6 +91,8 @@ async def test_a_servers_form_during_a_call_is_a_card_and_its_answer_reaches_the
         app.session.set_mode("full")
         await send(pilot, app, "who am I?")
         await until(pilot, lambda: isinstance(app.screen, FormCard), timeout=GENEROUS)
+        await until(pilot, lambda: app.screen.query("#field-name"))  # mounted
+        await pilot.pause()
         app.screen.query_one("#field-name", Input).focus()
         await pilot.press(*"Bo", "ctrl+s")
         await settle(pilot, app)
