@@ -637,7 +637,8 @@ class BuiltinLoop:
         except (ArgumentError, OSError, ValueError, ToolError) as e:
             result = ToolResult(f"{tool.name} failed: {e}", is_error=True)
         if not result.is_error:  # a subfolder's AGENTS.md, the first time the agent works there
-            note = self.instructions.note(tool.name, args.get("path"), run.conversation.items)
+            own = (i for i in run.conversation.items if i.parent == self.scope)  # its model's
+            note = self.instructions.note(tool.name, args.get("path"), own)
             result = result._replace(text=result.text + note) if note else result
         _finish(run, item, result, "error" if result.is_error else "done")
         if self.hooks is not None:

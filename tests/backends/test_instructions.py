@@ -92,3 +92,32 @@ def test_a_subfolder_agents_md_leading_outside_is_not_read(fake, project, tmp_pa
     result = agent(project, "run", "read the guide", "--mode", "read-only", fake=fake)
     assert result.returncode == 0, err(result)
     assert "person's notes" not in json.dumps(fake.requests)
+
+
+async def test_a_sub_agent_and_its_parent_each_get_them_once(project):
+    import asyncio
+
+    from agent_cli.backends.subagent_definitions import Definitions
+    from agent_cli.backends.subagents import Subagents
+    from agent_cli.engine.items import ToolItem
+    from agent_cli.providers.scripted import answer, calls
+    from tests.support.sessions import make_session
+
+    task = ("t1", "task", json.dumps({"description": "look", "prompt": "read util"}))
+    turns = [
+        calls(task),
+        calls(read("src/util.py", 1)),  # the child
+        answer("child done"),
+        calls(read("src/util.py", 2)),  # the parent, after the task
+        answer("parent done"),
+    ]
+    subagents = Subagents(Definitions(()), 3, 50)
+    session, _provider, _ = make_session(project, turns, mode="read-only", subagents=subagents)
+    await asyncio.wait_for(session.send("go"), 20)
+    reads = [
+        i for i in session.conversation.items if isinstance(i, ToolItem) and i.tool == "read_file"
+    ]
+    child, parent = reads
+    assert child.parent and not parent.parent
+    assert "Src rule" in child.result, "the child's model reads it"
+    assert "Src rule" in parent.result, "the parent's model never read the child's items"
