@@ -532,7 +532,8 @@ def test_stdout_carries_only_the_protocol_even_into_a_file(fake, workspace, tmp_
 
     lines = [json.loads(line) for line in replies.read_text().splitlines()]
     assert all(line["jsonrpc"] == "2.0" for line in lines)
-    chunks = [m["params"]["update"] for m in lines if m.get("method") == "session/update"]
+    updates = [m["params"]["update"] for m in lines if m.get("method") == "session/update"]
+    chunks = [u for u in updates if u["sessionUpdate"] == "agent_message_chunk"]
     assert "".join(c["content"]["text"] for c in chunks) == "Hi from a file."
     assert errors.read_text() == "agent acp: Error parsing JSON-RPC message\n"
 
