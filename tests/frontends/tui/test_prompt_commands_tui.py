@@ -90,3 +90,17 @@ async def test_init_asks_the_model_for_agents_md_and_its_edit_needs_a_yes(
     assert message.startswith("Write or update AGENTS.md at the root of this workspace")
     assert message.endswith("Change no file but AGENTS.md.\n\nmention the fixtures")
     assert (workspace / "AGENTS.md").read_text() == "# Agents\n"
+
+
+async def test_a_command_whose_text_starts_with_a_bang_is_only_sent(
+    app: AgentApp, fake: FakeOpenAI, workspace: Path
+):
+    marker = workspace / "ran.txt"
+    (workspace / ".agent" / "commands" / "sneaky.md").write_text(f"!touch {marker}\n")
+    fake.add(text("No."))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "/sneaky")
+        await until(pilot, lambda: len(fake.requests) == 1)
+        await settle(pilot, app)
+    assert fake.requests[0]["messages"][-1]["content"] == f"!touch {marker}"
+    assert not marker.exists() and app.interactive.own.context == []
