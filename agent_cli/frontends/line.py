@@ -2,14 +2,15 @@
 
 The person types at a prompt-toolkit prompt (history per workspace, `/command`
 and fuzzy `@path` completion); a run's events are printed as they come, the
-answer raw as it streams (robust on any terminal, nothing is re-rendered), the
-rest with Rich. While a run goes the prompt stays live below its output
-(`patch_stdout` prints above it): Enter steers (the run reads the message at its
-next round), Tab queues (a run of its own after this one; Tab still completes
-when a completion menu is open), Ctrl-C stops the run; what waits is shown on
-lines of the prompt above its input, and what a stop gives back unsent is the
-next prompt's text. Approval cards are the shared `InlineApprover`, fed one request at a time
-(see `_Approvals`); the live prompt steps aside while one is asked.
+answer raw as it streams, then (on a capable terminal, when it fits) drawn again
+as Markdown in its place; the rest with Rich. While a run goes the prompt stays
+live below its output (`patch_stdout` prints above it): Enter steers (the run
+reads the message at its next round), Tab queues (a run of its own after this
+one; Tab still completes when a completion menu is open), Ctrl-C stops the run;
+what waits is shown on lines of the prompt above its input, and what a stop
+gives back unsent is the next prompt's text. Approval cards are the shared
+`InlineApprover`, fed one request at a time (see `_Approvals`); the live prompt
+steps aside while one is asked.
 """
 
 from __future__ import annotations

@@ -2,15 +2,19 @@
 
 Everything here returns Rich renderables or prints to a given Console, so the
 caller decides where output goes. Rich honours NO_COLOR and dumb terminals by
-itself; the one escape code written by hand (a finished call's line replacing
-its `•` line) is only sent to a capable terminal.
+itself; the escape codes written by hand (a finished call's line replacing its
+`•` line, a finished answer erased to be drawn again as Markdown) are only sent
+to a capable terminal.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
+import re
 from collections.abc import Sequence
 
+from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.markdown import Markdown
 from rich.padding import Padding
@@ -42,6 +46,10 @@ MARKS = {"done": ("✓", "green"), "denied": ("✗", "yellow"), "error": ("✗",
 STEP_STYLES = {"completed": "dim green", "in_progress": "bold cyan", "pending": ""}
 DIAGNOSTIC_STYLES = {"error": "red", "warning": "yellow"}
 DIAGNOSTICS_SHOWN = 5  # lines of an edit's diagnostics printed under it (the model reads more)
+OUTPUT_TAIL = 5  # last lines of a command's output printed under its line
+SHELL_TOOLS = ("exec_shell_command",)
+# Text worth drawing again as Markdown once streamed: headings, lists, code, emphasis, tables.
+MARKDOWN = re.compile(r"^\s{0,3}(#{1,6} |[-*+] |\d+[.)] |> |```|\|)|\*\*|__|`[^`\n]+`", re.M)
 
 
 def tool_line(item: ToolItem, width: int) -> Text:
@@ -103,6 +111,21 @@ def plan_view(plan: Plan) -> Text:
     return text
 
 
+def output_tail(item: ToolItem, lines: int = OUTPUT_TAIL) -> Text:
+    """The last lines of a command's output, dim and indented, under its line."""
+    shown = [line for line in item.result.rstrip("\n").split("\n") if line.strip()][-lines:]
+    text = Text("\n".join(f"  {line}" for line in shown), style="dim")
+    text.no_wrap = True
+    text.overflow = "ellipsis"
+    return text
+
+
+def rows(text: str, width: int) -> int:
+    """How many terminal rows `text` took when written raw at `width` columns."""
+    lines = text.removesuffix("\n").split("\n")
+    return sum(max(1, math.ceil(cell_len(line.expandtabs()) / max(width, 1))) for line in lines)
+
+
 def notice(text: str, level: str = "info") -> Text:
     return Text(text, style=NOTICE_STYLES.get(level, "cyan"))
 
@@ -150,14 +173,19 @@ class Printer:
         self._flush_pending = False
         self._overwrite = console.is_terminal and not console.is_dumb_terminal
         self._nested: set[str] = set()  # sub-agents' answers: shown as their calls, not text
+        # The answer being streamed, raw, with nothing printed after it yet: once it has
+        # finished, a capable terminal gets it drawn again as Markdown in its place.
+        self._answer: tuple[str, list[str]] | None = None
 
     def __call__(self, event: Event) -> None:
         if type(event) is Delta:
             if event.item in self._nested:
                 return
             if event.reasoning:
+                self._answer = None
                 self._write(event.reasoning, reasoning=True)
             if event.text:
+                self._stream_answer(event.item, event.text)
                 self._write(event.text)
         elif type(event) is ItemAdded and isinstance(event.item, AssistantItem):
             if event.item.parent:
@@ -166,6 +194,9 @@ class Printer:
                 self.end_line()
         elif type(event) is ItemUpdated and isinstance(event.item, ToolItem):
             self._tool(event.item)
+        elif type(event) is ItemUpdated and isinstance(event.item, AssistantItem):
+            if not event.item.streaming:
+                self._answered(event.item)
         elif type(event) is ApprovalRequested:
             request: ApprovalRequest = event.request
             self._card_diffs[request.item.id] = request.diff
@@ -177,8 +208,31 @@ class Printer:
             self.end_line()
 
     def print(self, renderable: RenderableType) -> None:
+        self._answer = None
         self.end_line()
         self.console.print(renderable)
+
+    def _stream_answer(self, item: str, text: str) -> None:
+        if self._answer is None or self._answer[0] != item:
+            self._answer = (item, [])
+        self._answer[1].append(text)
+
+    def _answered(self, item: AssistantItem) -> None:
+        """The answer has finished streaming: on a capable terminal, where it is still the
+        last thing written and fits on the screen, it is erased and drawn as Markdown."""
+        answer, self._answer = self._answer, None
+        if answer is None or answer[0] != item.id or not self._overwrite:
+            return
+        streamed = "".join(answer[1])
+        if not MARKDOWN.search(streamed) or streamed.strip() != item.text.strip():
+            return
+        self.end_line()
+        taken = rows(streamed, self.console.width)
+        if taken >= self.console.height - 2:  # scrolled past the top: it cannot be erased
+            return
+        self.console.file.write(f"\x1b[{taken}A\r\x1b[J")
+        self.console.print(Markdown(item.text.strip()))
+        self._flush()
 
     def end_line(self) -> None:
         """Finish a streamed line, so what follows starts on its own; flush now."""
@@ -214,6 +268,7 @@ class Printer:
         if self._states.get(item.id) == item.state:
             return
         self._states[item.id] = item.state
+        self._answer = None
         replace = self._running_line == item.id and self._overwrite
         self.end_line()
         if replace:
@@ -226,3 +281,5 @@ class Printer:
             self.console.print(diff_view(item.diff))
         if item.state == "done" and item.diagnostics:
             self.console.print(diagnostics_view(item))
+        if item.state in ("done", "error") and item.tool in SHELL_TOOLS and item.result.strip():
+            self.console.print(output_tail(item))

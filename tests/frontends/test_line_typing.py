@@ -1,0 +1,64 @@
+"""`--plain` on a real pseudo-terminal: what is typed during a run never lands in the
+answer (it is kept for the prompt), and a finished answer is drawn as Markdown.
+
+The fake server holds the first answer mid-stream until the test opens its gate, so
+the keys are typed while the run waits on it, not in a race with it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from tests.frontends.test_line import PROMPT, enter, leave, spawn
+from tests.frontends.test_line_steer import LIVE, terminal_env, user_texts
+from tests.support.fake_openai import FakeOpenAI, held, text
+
+__all__ = ["terminal_env"]  # the pty_env fixture
+STYLE = r"(?:\s|\x1b\[[0-9;]*m)*"  # bold on and off (NO_COLOR keeps it), spaces
+
+
+@pytest.fixture
+def gate(fake: FakeOpenAI) -> Iterator[threading.Event]:
+    opened = threading.Event()
+    yield opened
+    opened.set()  # in any case, so the server can stop
+
+
+def test_keys_typed_during_a_run_stay_out_of_the_answer_and_wait_for_the_prompt(
+    fake, workspace, pty_env, gate
+):
+    fake.add(held(text("Working on it, reading the code."), gate), text("Second answer."))
+    child = spawn(workspace, pty_env, "--plain")
+    enter(child, "first")
+    child.expect_exact("Working")
+    child.expect_exact(LIVE)
+    child.send("typed meanwhile")  # no Enter: neither steered nor queued, just typed
+    child.expect_exact("typed meanwhile")  # shown in the live prompt
+    gate.set()
+    child.expect_exact("reading the code.")
+    answer_end = child.after
+    child.expect_exact(PROMPT)
+    shown = answer_end + child.before
+    assert "code.typed" not in shown, "the answer's line ends where the answer does"
+    child.expect_exact("typed meanwhile")  # the next prompt has it, to send or edit
+    enter(child, "")
+    child.expect_exact("Second answer.")
+    child.expect_exact(PROMPT)
+    assert leave(child) == 0
+    assert user_texts(fake.requests[1])[-1] == "typed meanwhile"
+    assert len(fake.requests) == 2, "the typed text was sent once, by its own Enter"
+
+
+def test_an_answer_is_drawn_as_markdown_once_it_has_streamed(fake, workspace, pty_env):
+    fake.add(text("Use **bold** here:\n\n- one\n- two", chunks=6))
+    child = spawn(workspace, pty_env, "--plain")
+    enter(child, "show me")
+    child.expect_exact("**bold**")  # raw while it streams
+    child.expect_exact("\x1b[4A\r\x1b[J")  # then its 4 rows erased, and drawn again
+    child.expect(rf"Use {STYLE}bold{STYLE} here:")
+    child.expect(rf"•{STYLE}one")
+    child.expect_exact(PROMPT)
+    assert leave(child) == 0
