@@ -281,6 +281,26 @@ def test_ignored_files_and_folders_are_never_touched(ws: Path, cp: Checkpoints):
     assert tree.split() == [".gitignore", "a.txt", "src/b.py"]
 
 
+def test_the_left_out_folders_are_named_once_per_workspace_not_per_conversation(
+    ws: Path, cp: Checkpoints
+):
+    (ws / "node_modules").mkdir()
+    said = "Checkpoints leave out node_modules: undo does not restore ignored folders."
+    assert cp.record("c1", "Edit a.txt") == [said]
+    assert cp.record("c1", "Edit a.txt") == []
+    later = Checkpoints(ws)  # the next conversation, or the next start of the agent
+    assert later.record("c2", "Edit a.txt") == []
+    (ws / "dist").mkdir()
+    newest = Checkpoints(ws)
+    assert newest.record("c3", "Edit a.txt") == [
+        "Checkpoints leave out dist: undo does not restore ignored folders."
+    ]
+    other = ws / "other"
+    other.mkdir()
+    (other / "node_modules").mkdir()
+    assert Checkpoints(other).record("c4", "Edit x") == [said], "another workspace hears it"
+
+
 def test_the_agents_own_folders_inside_the_workspace_are_left_out(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ):

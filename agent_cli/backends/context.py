@@ -16,7 +16,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from agent_cli.engine.items import AssistantItem, Item, SummaryItem, ToolItem, UserItem
+from agent_cli.engine.items import (
+    AssistantItem,
+    Item,
+    NoticeItem,
+    SummaryItem,
+    ToolItem,
+    UserItem,
+)
 from agent_cli.media import Image
 from agent_cli.providers.base import Message, ToolCallSpec
 from agent_cli.tools.base import MODEL_RESULT_CAP, cap_for_model
@@ -26,6 +33,7 @@ SHORTENED_CAP = 1024
 NOT_RUN = "This call did not run (the run stopped before it)."
 FINAL = ("done", "denied", "error")  # a call's states once it has its result
 SUMMARY_HEADER = "[A summary of the earlier conversation, which was compacted]\n"
+NOTE_HEADER = "[A note from the agent program, not written by the person]\n"
 CHARS_PER_TOKEN = 4
 ITEM_OVERHEAD_TOKENS = 8  # role markers and framing around each message
 DEFAULT_CONTEXT_WINDOW = 128_000
@@ -85,12 +93,15 @@ def to_messages(items: Sequence[Item]) -> tuple[Message, ...]:
 
 def item_messages(items: Sequence[Item], index: int) -> list[Message]:
     """The messages the item at `index` stands for: a user message or a summary, or an
-    answer followed by one result for each of its calls (notices and calls: none)."""
+    answer followed by one result for each of its calls (a notice for the model: a user
+    message; other notices and calls: none)."""
     item = items[index]
     if isinstance(item, UserItem):
         return [user_message(item)]
     if isinstance(item, SummaryItem):
         return [Message("user", SUMMARY_HEADER + item.text)]
+    if isinstance(item, NoticeItem) and item.for_model:
+        return [Message("user", NOTE_HEADER + item.text)]
     if isinstance(item, AssistantItem) and (item.text or item.tool_calls):
         return answer_messages(item, call_results(items, index))
     return []
@@ -176,8 +187,10 @@ def estimate_item(item: Item) -> int:
         images = image_tokens(item.images)
     elif isinstance(item, SummaryItem):
         chars = len(item.text)
+    elif isinstance(item, NoticeItem) and item.for_model:
+        chars = len(NOTE_HEADER) + len(item.text)
     else:
-        return 0  # notices are not sent
+        return 0  # other notices are not sent
     return chars // CHARS_PER_TOKEN + ITEM_OVERHEAD_TOKENS + images
 
 

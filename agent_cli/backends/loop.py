@@ -34,7 +34,7 @@ from agent_cli.backends.model_view import ModelView
 from agent_cli.backends.round_stream import RoundStream
 from agent_cli.engine.approval import ApprovalKind, ApprovalRequest, Decision
 from agent_cli.engine.backend import Run, RunResult, StopReason
-from agent_cli.engine.items import Item, SummaryItem, ToolItem, UserItem
+from agent_cli.engine.items import Item, NoticeItem, SummaryItem, ToolItem, UserItem
 from agent_cli.engine.mentions import attach_mentions
 from agent_cli.errors import (
     AgentError,
@@ -259,11 +259,12 @@ class BuiltinLoop:
         )
         return RunResult(StopReason.ROUND_LIMIT)
 
-    def _warn(self, run: Run, text: str) -> None:
+    def _warn(self, run: Run, text: str) -> NoticeItem:
         """A warning notice, which the notification hooks hear of."""
-        run.notice(text, "warn")
+        item = run.notice(text, "warn")
         if self.hooks is not None:
             self.hooks.notify(run, {"kind": "notice", "level": "warn", "text": text})
+        return item
 
     _model_view: ModelView | None = None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent_cli.engine.backend import Run
-from agent_cli.engine.items import AssistantItem, ToolCall, ToolItem
+from agent_cli.engine.items import AssistantItem, NoticeItem, ToolCall, ToolItem
 from agent_cli.providers.base import (
     ReasoningDelta,
     Retrying,
@@ -32,10 +32,13 @@ TITLE_SCAN_LIMIT = 4096
 class RoundStream:
     """Turns one round's stream events into items as they arrive."""
 
-    def __init__(self, run: Run, tools: ToolRegistry, warn: Callable[[str], None]) -> None:
+    def __init__(self, run: Run, tools: ToolRegistry, warn: Callable[[str], NoticeItem]) -> None:
         self.run = run
         self.tools = tools
         self.warn = warn
+        # The notice of the retries so far, replaced by the outcome once the model answers.
+        self._retry: NoticeItem | None = None
+        self._retried: Retrying | None = None
         self.assistant: AssistantItem | None = None
         self.calls: dict[int, ToolItem] = {}
         self._reported: dict[int, int] = {}
@@ -49,6 +52,8 @@ class RoundStream:
         # `type(event) is X` in each test, not `match`: mypy narrows it the same, and
         # class patterns (isinstance) cost two to three times as much per token.
         run = self.run
+        if self._retry is not None and type(event) is not Retrying:
+            self._answered()
         if type(event) is TextDelta:  # the hot path: once per token
             item = self.assistant or self._start()
             self._text.append(event.text)
@@ -66,10 +71,29 @@ class RoundStream:
         elif type(event) is Usage:
             run.add_usage(event)
         elif type(event) is Retrying:
-            self.warn(
-                f"The model service failed ({event.reason}); trying again in "
-                f"{event.delay:.1f} s (retry {event.attempt})."
-            )
+            self._retrying(event)
+
+    def _retrying(self, event: Retrying) -> None:
+        """One notice for all the retries of a round, said again with each."""
+        text = (
+            f"The model service failed ({event.reason}); trying again in "
+            f"{event.delay:.1f} s (retry {event.attempt})."
+        )
+        self._retried = event
+        if self._retry is None:
+            self._retry = self.warn(text)
+        else:
+            self.run.renotice(self._retry, text)
+
+    def _answered(self) -> None:
+        """The model answered after retries: the notice says so instead of 'trying again'."""
+        item, event = self._retry, self._retried
+        assert item is not None and event is not None
+        self._retry = None
+        times = "once" if event.attempt == 1 else f"{event.attempt} times"
+        item.level = "info"
+        said = f"The model service failed ({event.reason}); it answered after retrying {times}."
+        self.run.renotice(item, said, heard=False)
 
     def sync(self) -> None:
         """Bring the assistant item's text and reasoning up to date with the deltas."""

@@ -137,9 +137,21 @@ class Run:
             self.flush()
         self._emit(event)
 
-    def notice(self, text: str, level: NoticeLevel = "info") -> None:
-        self.add(NoticeItem(text, level))
+    def notice(self, text: str, level: NoticeLevel = "info") -> NoticeItem:
+        """Add a notice; the item is returned, to be replaced by an outcome (a retry's)."""
+        item = NoticeItem(text, level)
+        self.add(item)
         self._publish(NoticeEvent(text, level))
+        return item
+
+    def renotice(self, item: NoticeItem, text: str, *, heard: bool = True) -> None:
+        """Change a notice the run gave (a retry's, said again or with its outcome): the
+        item is updated; `heard`: the text is published as a notice too, for the front
+        ends that print notices as they come."""
+        item.text = text
+        self.update(item, save=not heard)
+        if heard:
+            self._publish(NoticeEvent(text, item.level))
 
     def set_plan(self, plan: Plan) -> None:
         """The agent's plan, whole: kept with the conversation and shown by every front end."""

@@ -115,6 +115,8 @@ class NoticeItem:
     level: NoticeLevel = "info"
     id: str = field(default_factory=new_id)
     parent: str = ""  # see UserItem.parent
+    # The model reads it too, with the next message (what /undo reverted); else only shown.
+    for_model: bool = False
 
 
 @dataclass

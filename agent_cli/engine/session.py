@@ -143,11 +143,12 @@ class Session:
         self.conversation.model = label
         self.save()
 
-    def notice(self, text: str, level: NoticeLevel = "info") -> None:
-        """Add a notice between runs (a scheduled run's refusals, say): kept and published."""
+    def notice(self, text: str, level: NoticeLevel = "info", *, for_model: bool = False) -> None:
+        """Add a notice between runs (a scheduled run's refusals, say): kept and published;
+        `for_model`: the built-in agent's model reads it with the next message too."""
         if self._run is not None:
             raise UsageError("A notice during a run is the run's own: use Run.notice.")
-        self._add(NoticeItem(text, level))
+        self._add(NoticeItem(text, level, for_model=for_model))
         self.events.publish(NoticeEvent(text, level))
         self.save()
 

@@ -537,7 +537,10 @@ class Interactive:
         bench = self._bench("/undo")
         if self.session.running:
             return Reply("A run is going on — stop it first (Ctrl+C).", "warn")
-        return Reply(await asyncio.to_thread(bench.undo, self.session.conversation.id))
+        done = await asyncio.to_thread(bench.undo, self.session.conversation.id)
+        # The model's picture of the files is out of date: it reads this with the next message.
+        self.session.notice(f"/undo: {done}.", for_model=True)
+        return Reply("")
 
     async def _copy(self, _argument: str) -> Reply:
         answer = last_answer(self.session.conversation)

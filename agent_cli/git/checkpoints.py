@@ -12,6 +12,7 @@ every later one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -24,6 +25,7 @@ from agent_cli.errors import CheckpointError, NothingToUndo
 from agent_cli.git.run import checkpoints_available, join_z, split_z
 from agent_cli.git.shadow import IGNORED_FOLDERS, MARKER, ShadowRepository
 
+ANNOUNCED = "announced-folders"  # in the shadow repository: the left-out folders named so far
 CHECKPOINT_MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are left out of checkpoints (with a notice)."""
 
@@ -109,6 +111,7 @@ class Checkpoints(ShadowRepository):
             with self._locked():
                 self._ensure_repository()
                 tree, notices = self._snapshot()
+                notices = self._folders_notice() + notices
                 checkpoints = self._checkpoints(conversation)
                 number = checkpoints[-1][0] + 1 if checkpoints else 1
                 parent = checkpoints[-1][1] if checkpoints else None
@@ -332,20 +335,30 @@ class Checkpoints(ShadowRepository):
         first = error.strip().splitlines()[0] if error.strip() else f"exit status {status}"
         return [f"Some files could not be read into the checkpoint: {first}"]
 
+    def _folders_notice(self) -> list[str]:
+        """The ignored folders the workspace has, said once per workspace: the folders
+        named already are kept in the shadow repository (the user data folder), so a new
+        conversation does not say it again; a folder that appears later is named then."""
+        if not self._first:
+            return []
+        self._first = False
+        present = [
+            name for name in IGNORED_FOLDERS if name != ".git" and (self.workspace / name).is_dir()
+        ]
+        said_file = self.shadow / ANNOUNCED
+        try:
+            said = set(said_file.read_text(encoding="utf-8").split("\n"))
+        except OSError:
+            said = set()
+        new = [name for name in present if name not in said]
+        if not new:
+            return []
+        with contextlib.suppress(OSError):  # unwritable: it is said again next time
+            said_file.write_text("\n".join(sorted(said.union(new) - {""})) + "\n", "utf-8")
+        return [f"Checkpoints leave out {', '.join(new)}: undo does not restore ignored folders."]
+
     def _standing_notices(self, big: list[str]) -> list[str]:
         notices = []
-        if self._first:
-            self._first = False
-            present = [
-                name
-                for name in IGNORED_FOLDERS
-                if name != ".git" and (self.workspace / name).is_dir()
-            ]
-            if present:
-                notices.append(
-                    f"Checkpoints leave out {', '.join(present)}: undo does not restore "
-                    "ignored folders."
-                )
         new = [name for name in big if name not in self._announced]
         if new:
             self._announced.update(big)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import subprocess
 from collections.abc import Callable, Mapping
@@ -40,6 +41,7 @@ __all__ = [
     "SHELL_MAX_OUTPUT",
     "SHELL_MAX_TIMEOUT",
     "exec_shell_command",
+    "exit_code",
     "scrubbed_env",
 ]
 
@@ -56,6 +58,7 @@ WATCHED = (
     "exec 3<&0 </dev/null; (read _ <&3; kill -KILL 0) & watcher=$!; "
     'sh -c "$1" 3<&-; code=$?; kill "$watcher" 2>/dev/null; exit "$code"'
 )
+_EXIT_LINE = re.compile(r"^\[exit code: (-?\d+)[^\]]*\]$", re.MULTILINE)
 SHELL_DRAIN_GRACE = 0.5
 """Seconds the output may stay open after the shell exits (background processes)."""
 
@@ -140,6 +143,13 @@ def _result_text(output: Output, code: int | None, note: str, timed_out: bool) -
     if code is not None and code < 0:
         return f"{text}[exit code: {code} (killed by {signal.Signals(-code).name})]"
     return f"{text}[exit code: {code}]"
+
+
+def exit_code(result: str) -> int | None:
+    """The exit code a command's result ends with (`_result_text`'s last line, before any
+    sandbox notes); None when it has none (it timed out, or did not start)."""
+    found = _EXIT_LINE.findall(result)
+    return int(found[-1]) if found else None
 
 
 def _title(args: Mapping[str, Any]) -> str:

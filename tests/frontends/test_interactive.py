@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_cli import wiring
+from agent_cli.engine.items import NoticeItem
 from agent_cli.frontends.interactive import Interactive
 from agent_cli.settings import Price, Settings, load_settings
 from agent_cli.wiring import Opening
@@ -139,6 +140,26 @@ async def test_diff_shows_the_workspaces_git_diff(interactive: Interactive, work
     assert reply.text.startswith("```diff") and "-one" in reply.text and "+two" in reply.text
 
 
+async def test_diff_shows_new_untracked_files_as_git_status_lists_them(
+    interactive: Interactive, workspace: Path
+):
+    git(workspace, "init", "-q")
+    (workspace / ".gitignore").write_text("ignored.txt\n")
+    git(workspace, "add", ".gitignore")
+    git(workspace, "commit", "-qm", "first")
+    (workspace / "new.py").write_text("print('hi')\nx = 1")
+    (workspace / "ignored.txt").write_text("secret\n")
+    (workspace / "blob.bin").write_bytes(b"\0\1\2")
+    (workspace / "link").symlink_to("/etc/passwd")
+    reply = await interactive.handle("/diff")
+    text = reply.text
+    assert "diff --git a/new.py b/new.py\nnew file mode 100644\n--- /dev/null\n" in text
+    assert "@@ -0,0 +1,2 @@\n+print('hi')\n+x = 1\n\\ No newline at end of file" in text
+    assert "Binary files /dev/null and b/blob.bin differ" in text
+    assert "new file mode 120000" in text and "+/etc/passwd\n" in text  # the link, not its file
+    assert "root:" not in text and "ignored.txt" not in text and "secret" not in text
+
+
 async def test_undo_reverts_the_agents_last_change(
     interactive: Interactive, fake: FakeOpenAI, workspace: Path
 ):
@@ -153,10 +174,34 @@ async def test_undo_reverts_the_agents_last_change(
     await interactive.session.send("change it")
     assert (workspace / "a.txt").read_text() == "after\n"
     reply = await interactive.handle("/undo")
-    assert "a.txt" in reply.text and reply.level == "info"
+    notice = interactive.session.conversation.items[-1]
+    assert isinstance(notice, NoticeItem) and notice.for_model and reply.text == ""
+    assert "/undo: Restored 1 file" in notice.text and "M a.txt" in notice.text
     assert (workspace / "a.txt").read_text() == "before\n"
     again = await interactive.handle("/undo")
     assert "Nothing to undo" in again.text
+
+
+async def test_the_model_reads_what_undo_reverted_with_the_next_message(
+    interactive: Interactive, fake: FakeOpenAI, workspace: Path
+):
+    import json
+
+    from tests.support.fake_openai import tool_calls
+
+    arguments = json.dumps({"path": "a.txt", "content": "after\n"})
+    fake.add(tool_calls(("c1", "write_file", arguments)), text("Written."), text("Seen."))
+    interactive.session.set_mode("full")
+    await interactive.session.send("write it")
+    await interactive.handle("/undo")
+    await interactive.session.send("what now?")
+    messages = fake.requests[-1]["messages"]
+    contents = [m["content"] for m in messages if m["role"] == "user"]
+    assert "/undo: Restored 1 file" in contents[-2] and "D a.txt" in contents[-2]
+    assert contents[-2].startswith("[A note from the agent program")
+    assert contents[-1] == "what now?"
+    earlier = [m["content"] for m in fake.requests[1]["messages"] if m["role"] == "user"]
+    assert not any("/undo" in str(c) for c in earlier)  # nothing before the undo said it
 
 
 async def test_skills_mcp_and_an_unknown_command_answer_in_one_reply(interactive: Interactive):

@@ -28,7 +28,7 @@ from textual.timer import Timer
 from textual.widget import AwaitMount
 
 from agent_cli.engine.elicitation import ElicitationRequest
-from agent_cli.engine.items import AssistantItem, ToolItem
+from agent_cli.engine.items import AssistantItem, NoticeItem, ToolItem
 from agent_cli.engine.session import Session
 from agent_cli.errors import AgentError
 from agent_cli.frontends.interactive import Interactive, Reply
@@ -40,6 +40,7 @@ from agent_cli.frontends.tui.composer import Composer
 from agent_cli.frontends.tui.feed import Batch, EventFeed
 from agent_cli.frontends.tui.history import History, history_file
 from agent_cli.frontends.tui.markdown_render import Palette, warm_up
+from agent_cli.frontends.tui.notice_view import NoticeView
 from agent_cli.frontends.tui.pending_view import PendingView
 from agent_cli.frontends.tui.plan_view import PlanView
 from agent_cli.frontends.tui.prompt_input import PromptInput
@@ -286,6 +287,8 @@ class AgentApp(App[int]):
             view = self.transcript.view(item.id)
             if isinstance(view, ToolCard) and isinstance(item, ToolItem):
                 view.update_item(item)
+            elif isinstance(view, NoticeView) and isinstance(item, NoticeItem):
+                view.change(item.text, item.level)
             elif (
                 isinstance(view, AssistantView)
                 and isinstance(item, AssistantItem)
@@ -509,6 +512,7 @@ class AgentApp(App[int]):
     async def _command(self, line: str) -> None:
         reply = await self.interactive.handle(line)
         self._show_status()  # /model, /agent and /mode change what it shows
+        self._git_status()  # /undo changes the files: the dirty marker, at once
         action = reply.action
         if action == "quit":
             self.exit(0)

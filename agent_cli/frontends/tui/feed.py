@@ -116,9 +116,12 @@ class EventFeed:
         elif isinstance(event, ElicitationRequested):
             batch.forms.append(event.request)
         elif isinstance(event, NoticeEvent):
-            # A notice the run also added as an item is shown as that item.
+            # A notice the run also added (or changed) as an item is shown as that item.
             added = batch.added[-1] if batch.added else None
-            if not (isinstance(added, NoticeItem) and added.text == event.text):
+            if not (isinstance(added, NoticeItem) and added.text == event.text) and not any(
+                isinstance(item, NoticeItem) and item.text == event.text
+                for item in batch.updated.values()
+            ):
                 batch.notices.append((event.text, event.level))
         elif isinstance(event, PlanUpdated):
             batch.plan = event.plan

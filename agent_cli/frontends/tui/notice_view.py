@@ -22,3 +22,14 @@ class NoticeView(MarkdownFlow):
         ]
         super().__init__(text, classes=" ".join(classes))
         self.text = text
+
+    def change(self, text: str, level: str) -> None:
+        """The notice was said again, or replaced by its outcome (a retry that worked)."""
+        level = level if level in LEVELS else "info"
+        if level != self.level:
+            self.remove_class(f"-{self.level}")
+            self.add_class(f"-{level}")
+            self.level = level
+        if text != self.text:
+            self.text = text
+            self.reset(text, streaming=False)

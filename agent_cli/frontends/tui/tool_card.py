@@ -14,6 +14,7 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from agent_cli.engine.items import ToolItem
+from agent_cli.frontends.outcome import outcome
 from agent_cli.frontends.tui.diff_view import DiffView
 from agent_cli.lsp.diagnostics import summary
 
@@ -25,6 +26,7 @@ STATES: dict[str, tuple[str, str]] = {  # state -> (icon, theme colour)
     "done": ("✓", "$success"),
     "denied": ("⊘", "$warning"),
     "error": ("✗", "$error"),
+    "failed": ("✗", "$error"),  # done, but the command exited non-zero
 }
 
 
@@ -32,12 +34,20 @@ def size_text(count: int) -> str:
     return f"{count} B" if count < 1024 else f"{count / 1024:.1f} KB"
 
 
+def look(item: ToolItem) -> str:
+    """The state a card shows: the item's, or "failed" for a command that exited non-zero."""
+    return "failed" if outcome(item).failed else item.state
+
+
 def state_text(item: ToolItem) -> str:
     if item.state == "composing":
         return f"composing · {size_text(item.bytes)}"
     if item.state == "running" and item.progress:  # an MCP server's own word on it
         return f"running · {item.progress}"
-    return item.state
+    said = outcome(item)
+    if said.failed:
+        return f"failed · {said.text}"
+    return f"{item.state} · {said.text}" if said.text else item.state
 
 
 class ToolCard(Vertical, can_focus=True):
@@ -51,11 +61,11 @@ class ToolCard(Vertical, can_focus=True):
 
     def __init__(self, item: ToolItem) -> None:
         # Classes given here, not added after: add_class before mounting restyles.
-        super().__init__(classes=f"-{item.state}")
+        super().__init__(classes=f"-{look(item)}")
         self.item = item
         self.header = Static(self._header(), classes="tool-header")
         self.body = Vertical(classes="tool-body")  # mounted when first expanded
-        self._shown_state = item.state
+        self._shown_state = look(item)
 
     def compose(self) -> ComposeResult:
         yield self.header
@@ -64,23 +74,25 @@ class ToolCard(Vertical, can_focus=True):
         """The item changed (state, title, bytes, result)."""
         self.item = item
         self.header.update(self._header())
-        if item.state != self._shown_state:
+        state = look(item)
+        if state != self._shown_state:
             self.remove_class(f"-{self._shown_state}")
-            self.add_class(f"-{item.state}")
-            self._shown_state = item.state
+            self.add_class(f"-{state}")
+            self._shown_state = state
             if self.expanded:
                 self._fill_body()
 
     def _header(self) -> Content:
         item = self.item
-        icon, colour = STATES.get(item.state, ("•", "$foreground-muted"))
+        icon, colour = STATES.get(look(item), ("•", "$foreground-muted"))
         extra = f" · MCP {item.mcp}" if item.mcp else ""
         if item.rule:
             extra += f" · allowed by {' + '.join(item.rule.splitlines())}"
         if item.diagnostics:  # what language servers and checks said after the edit
             extra += f" · {summary(item.diagnostics)}"
+        said = "$error" if look(item) == "failed" else "$foreground-muted"
         return Content.from_markup(
-            f"[{colour}]$icon[/] [b]$title[/b]  [$foreground-muted]$state$extra[/]",
+            f"[{colour}]$icon[/] [b]$title[/b]  [{said}]$state[/][$foreground-muted]$extra[/]",
             icon=icon,
             title=item.title or item.tool,
             state=state_text(item),

@@ -1,0 +1,59 @@
+"""The TUI while it works and after (issue 20): honest results, /undo, the live status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from agent_cli.engine.items import NoticeItem
+from agent_cli.frontends.tui.app import AgentApp
+from agent_cli.frontends.tui.notice_view import NoticeView
+from tests.frontends.tui.support import SIZE, send, settle, shown_text, until
+from tests.support.fake_openai import FakeOpenAI, http_error, text, tool_calls
+
+
+def git(workspace: Path, *args: str) -> None:
+    identity = ["-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", *identity, *args], cwd=workspace, check=True, capture_output=True)
+
+
+async def test_undo_refreshes_the_dirty_marker_at_once_and_says_what_it_reverted(
+    app: AgentApp, fake: FakeOpenAI, workspace: Path
+):
+    git(workspace, "init", "-q", "-b", "main")
+    (workspace / "a.txt").write_text("before\n")
+    git(workspace, "add", "a.txt")
+    git(workspace, "commit", "-qm", "first")
+    arguments = json.dumps({"path": "a.txt", "content": "after\n"})
+    fake.add(tool_calls(("c1", "write_file", arguments)), text("Written."))
+    app.session.set_mode("full")
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "change it")
+        await settle(pilot, app)
+        await until(pilot, lambda: app.status.branch == "main*")
+        await send(pilot, app, "/undo")
+        await until(pilot, lambda: app.status.branch == "main")
+        notices = [v for v in app.transcript.query(NoticeView) if "/undo" in v.text]
+        assert len(notices) == 1, "said once: the notice, no second reply"
+        assert "Restored 1 file" in shown_text(notices[0])
+
+
+async def test_a_retry_notice_is_replaced_by_the_outcome_once_the_model_answers(
+    app: AgentApp, fake: FakeOpenAI
+):
+    fake.add(
+        http_error(503, "busy", retry_after=0.01),
+        http_error(503, "busy", retry_after=0.01),
+        text("Here now."),
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "hello")
+        await settle(pilot, app)
+        notices = list(app.transcript.query(NoticeView))
+        assert len(notices) == 1, [n.text for n in notices]
+        shown = shown_text(notices[0])
+        assert "it answered after retrying 2 times" in shown and "trying again" not in shown
+        assert notices[0].has_class("-info") and not notices[0].has_class("-warn")
+        stored = [i for i in app.session.conversation.items if isinstance(i, NoticeItem)]
+        assert [i.text for i in stored] == [notices[0].text]
