@@ -53,6 +53,13 @@ def short_conversation_app(workspace: Path, theme: str) -> AgentApp:
             result="Edited.",
             diff=DIFF,
         ),
+        ToolItem(
+            "exec_shell_command",
+            "c4",
+            title="Run make check",
+            state="done",
+            result="make: *** [check] Error 5\n[exit code: 5]",
+        ),
         ToolItem("exec_shell_command", "c3", title="Run pytest", state="denied"),
         NoticeItem("The person said no to running pytest.", "warn"),
     ]
