@@ -34,7 +34,13 @@ async def test_undo_refreshes_the_dirty_marker_at_once_and_says_what_it_reverted
         await until(pilot, lambda: app.status.branch == "main*")
         await send(pilot, app, "/undo")
         await until(pilot, lambda: app.status.branch == "main")
-        notices = [v for v in app.transcript.query(NoticeView) if "/undo" in v.text]
+
+        def said() -> list[NoticeView]:
+            return [v for v in app.transcript.query(NoticeView) if "/undo" in v.text]
+
+        await until(pilot, said)
+        await pilot.pause()
+        notices = said()
         assert len(notices) == 1, "said once: the notice, no second reply"
         assert "Restored 1 file" in shown_text(notices[0])
 
