@@ -505,7 +505,10 @@ class AgentApp(App[int]):
         self.composer.sent(line)
         self.transcript.add_view(view)
         said, failed = await commands.run(own)
-        view.finish(said if own.exit_code is None and not own.stopped else own.outcome, failed)
+        ran = own.exit_code is not None or own.stopped
+        view.finish(
+            f"{own.outcome} · the model reads this with your next message" if ran else said, failed
+        )
         self.composer.focus_input()
 
     @work(group="command")

@@ -48,7 +48,7 @@ async def test_ctrl_c_stops_the_command(app: AgentApp, workspace: Path):
         view = app.transcript.query_one(OwnCommandView)
         await until(pilot, lambda: "started" in shown(view))
         await pilot.press("ctrl+c")
-        await until(pilot, lambda: view.ended == "stopped")
+        await until(pilot, lambda: view.ended.startswith("stopped · the model reads this"))
         assert app.interactive.own.running is None and view.has_class("-failed")
         assert len(app.interactive.own.context) == 1, "what it printed is kept for the model"
 
