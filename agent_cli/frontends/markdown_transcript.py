@@ -22,6 +22,7 @@ from agent_cli.engine.items import (
     ToolItem,
     UserItem,
 )
+from agent_cli.media import chips
 
 RESULT_LINES = 20  # lines of a tool's result shown under it
 EXIT_CODE = re.compile(r"\[exit code: ([^\]\n]+)\]\s*\Z")
@@ -67,7 +68,9 @@ def _item(item: Item, level: int = 2) -> str:
 def _item_body(item: Item, heading: str) -> str:
     if isinstance(item, UserItem):
         who = "Task prompt" if item.parent else "You"
-        return f"{heading} {who}\n\n{_fenced(item.text, 'text')}"
+        attached = chips(item.images, item.attachments)  # what was attached, not its content
+        said = "\n\nAttached: " + ", ".join(f"`{chip}`" for chip in attached) if attached else ""
+        return f"{heading} {who}\n\n{_fenced(item.text, 'text')}{said}"
     if isinstance(item, AssistantItem):
         if not item.text.strip():
             return ""

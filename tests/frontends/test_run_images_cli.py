@@ -74,3 +74,15 @@ def test_a_conversation_with_images_resumed_sends_them_again_from_the_store(
     uri = "data:image/png;base64," + base64.b64encode(shot.read_bytes()).decode()
     assert first["content"][1] == {"type": "image_url", "image_url": {"url": uri}}
     assert again == {"role": "user", "content": "and now?"}
+
+
+def test_export_names_what_was_attached_and_leaves_its_content_out(fake, workspace):
+    (workspace / "util.py").write_text("SECRET_BODY = 1\n")
+    (workspace / "shot.png").write_bytes(png(8, 8))
+    fake.add(text("Seen."))
+    assert agent(workspace, "run", "look at @util.py and @shot.png", fake=fake).returncode == 0
+    (conversation,) = saved()
+    exported = agent(workspace, "sessions", "export", conversation["id"], fake=fake)
+    shown = exported.stdout.decode()
+    assert "Attached: `[image shot.png 8×8]`, `[file util.py]`" in shown
+    assert "SECRET_BODY" not in shown
