@@ -62,3 +62,18 @@ def test_an_answer_is_drawn_as_markdown_once_it_has_streamed(fake, workspace, pt
     child.expect(rf"•{STYLE}one")
     child.expect_exact(PROMPT)
     assert leave(child) == 0
+
+
+def test_copy_sends_the_last_answer_to_the_terminals_clipboard(fake, workspace, pty_env):
+    import base64
+
+    fake.add(text("Copy me."))
+    child = spawn(workspace, pty_env, "--plain")
+    enter(child, "say it")
+    child.expect_exact("Copy me.")
+    child.expect_exact(PROMPT)
+    enter(child, "/copy")
+    child.expect_exact(f"\x1b]52;c;{base64.b64encode(b'Copy me.').decode()}\a")  # OSC 52
+    child.expect_exact("Copied the last answer")
+    child.expect_exact(PROMPT)
+    assert leave(child) == 0

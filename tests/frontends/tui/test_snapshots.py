@@ -143,3 +143,30 @@ def test_a_picker_with_a_filter(snap_compare, workspace: Path):
         await steady_cursor(pilot)
 
     assert snap_compare(app, terminal_size=(90, 24), run_before=filter_the_picker)
+
+
+def test_a_collapsed_paste_in_the_input_and_a_folded_message(snap_compare, workspace: Path):
+    from textual import events
+
+    app = short_conversation_app(workspace, "agent-dark")
+    pasted = "\n".join(f"E   assert {n} == {n + 1}" for n in range(300))
+    app.session.conversation.items.append(UserItem(f"why does this fail?\n{pasted}"))
+
+    async def paste(pilot) -> None:
+        await pilot.press(*"and this: ")
+        app.post_message(events.Paste(pasted))
+        await pilot.pause()
+        app.transcript.scroll_end(animate=False)
+        await steady_cursor(pilot)
+
+    assert snap_compare(app, terminal_size=(90, 30), run_before=paste)
+
+
+def test_main_screen_at_60_columns(snap_compare, workspace: Path):
+    app = short_conversation_app(workspace, "agent-dark")
+
+    async def look(pilot) -> None:
+        app.composer.focus_input()
+        await steady_cursor(pilot)
+
+    assert snap_compare(app, terminal_size=(60, 24), run_before=look)
