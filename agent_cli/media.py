@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import html
 import io
 import struct
 from dataclasses import dataclass, field
@@ -121,7 +122,9 @@ class Attachment:
         return f"[{self.kind} {self.label}]"
 
     def for_model(self) -> str:
-        return f'<attached {self.kind}="{self.label}">\n{self.text}\n</attached>'
+        # The label is escaped: a file named `a" note="…` or `!echo "x"` cannot break the tag.
+        label = html.escape(self.label, quote=True)
+        return f'<attached {self.kind}="{label}">\n{self.text}\n</attached>'
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "label": self.label, "text": self.text}

@@ -4,6 +4,7 @@ command, its output shown as it comes and given to the model with the next messa
 from __future__ import annotations
 
 import asyncio
+import html
 import os
 import termios
 import time
@@ -58,7 +59,7 @@ def test_the_output_is_shown_and_goes_with_the_next_message(fake, workspace, env
     message = told(fake)
     assert message.startswith("why did it fail?\n\n")
     command = "cat notes.txt; echo to-$((1 + 1))-stderr >&2; exit 3"
-    assert f'<attached command="!{command}">' in message
+    assert f'<attached command="!{html.escape(command)}">' in message  # the label escaped
     assert f"(exit code 3):\n$ {command}\nalpha\nto-2-stderr\n</attached>" in message
     assert leave(child) == 0
 
