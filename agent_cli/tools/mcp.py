@@ -31,10 +31,10 @@ import tempfile
 import time
 import uuid
 import warnings
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from agent_cli.errors import ToolError
 from agent_cli.providers.breaker import Clock
@@ -44,12 +44,21 @@ from agent_cli.tools.mcp_breakers import breaker_for, cooling, refusal
 from agent_cli.tools.mcp_client import ClientAnswers, callbacks
 from agent_cli.tools.mcp_content import to_result
 from agent_cli.tools.mcp_forms import Elicit
-from agent_cli.tools.mcp_listings import Listed, forget, from_sdk, listing_key, recall, remember
+from agent_cli.tools.mcp_listings import (
+    Listed,
+    forget,
+    from_sdk,
+    listing_key,
+    recall,
+    recall_offers,
+    remember,
+)
 
 if TYPE_CHECKING:
     from agent_cli.sandbox.launch import Sandbox
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MCP_START_TIMEOUT = 10.0
 """Seconds a server has to start, shake hands and list its tools."""
@@ -346,6 +355,7 @@ class _Server:
         self.listed_anew = False  # a start listed other tools than were offered
         # What the server said changed (notifications/*/list_changed) since it was listed.
         self.changed: set[str] = set()
+        self.offers: frozenset[str] = frozenset()  # of "resources", "prompts": what it serves
         # Roots and forms (tools/mcp_client.py): McpServers shares one among its servers.
         self.answers = ClientAnswers(roots=(workspace,))
         self.started_once = False
@@ -375,7 +385,7 @@ class _Server:
         started = await self._start()
         if started:
             self.started_once = True
-            remember(self.key, self.listing)
+            remember(self.key, self.listing, self.offers)
         else:
             forget(self.key)
         return started
@@ -434,6 +444,7 @@ class _Server:
                 if not closing.is_set():
                     async with self._connect(errlog) as client:
                         listing = [from_sdk(tool) for tool in await _list_tools(client)]
+                        self.offers = await _offers(client)
                         self._client = client
                         ready.set_result(listing)
                         await closing.wait()
@@ -520,7 +531,31 @@ class _Server:
         except Exception:
             log.debug("listing MCP server %s's tools again failed", self.config.name, exc_info=True)
             return
-        remember(self.key, self.listing)
+        remember(self.key, self.listing, self.offers)
+
+    async def request(self, what: str, send: Callable[[Any], Awaitable[T]]) -> T:
+        """`send(client)` to the server (started first if it is not running), within its
+        call timeout; ToolError saying it could not do `what` if not."""
+        name = self.config.name
+        async with self._lock:
+            if self.ended:
+                raise ToolError(f"The MCP server {name!r} was closed.")
+            if not self.alive:
+                await self.close()
+                if not await self.start():
+                    raise ToolError(f"The MCP server {name!r} could not be started: {self.error}.")
+            client = self._client
+        import anyio
+
+        seconds = self.config.timeout_ms / 1000
+        try:
+            with anyio.fail_after(seconds):
+                return await send(client)
+        except TimeoutError:
+            late = f"The MCP server {name!r} did not {what} within {seconds:g} s."
+            raise ToolError(late) from None
+        except Exception as e:
+            raise ToolError(f"The MCP server {name!r} could not {what}: {_reason(e)}.") from e
 
     async def roots_changed(self) -> None:
         """Tell a running server its roots changed (it asks for them again)."""
@@ -666,6 +701,23 @@ class _Server:
                 await runner
         except Exception:
             log.debug("closing MCP server %s", self.config.name, exc_info=True)
+
+
+async def _offers(client: Any) -> frozenset[str]:
+    """What a connected server serves besides tools: resources, prompts — declared in its
+    capabilities and some listed (SDK servers declare both whether they have any or not)."""
+    capabilities = client.server_capabilities
+    offers = set()
+    try:
+        if capabilities.resources is not None:
+            listed = await client.list_resources()
+            if listed.resources or (await client.list_resource_templates()).resource_templates:
+                offers.add("resources")
+        if capabilities.prompts is not None and (await client.list_prompts()).prompts:
+            offers.add("prompts")
+    except Exception:  # a server that refuses the listing it declared: it offers no more
+        log.debug("MCP server listing its resources or prompts failed", exc_info=True)
+    return frozenset(offers)
 
 
 def _progress(show: Callable[[str], None] | None) -> Any:
@@ -820,7 +872,7 @@ class McpServers:
             if kept is None:
                 waiting.append(server)
             else:
-                server.listing = kept
+                server.listing, server.offers = kept, recall_offers(server.key)
         if any(s.ended for s in self._servers):
             return [], []  # closed already: start nothing
         answers = await asyncio.gather(*(server.start_guarded() for server in waiting))
@@ -857,7 +909,15 @@ class McpServers:
                 tools.append(tool)
                 shown.append((name, (tool.description.strip().splitlines() or [""])[0]))
             self._status[config.name] = ServerStatus(config, "ok", "", shown)
+        if any("resources" in s.offers and started.get(s, True) for s in self._servers):
+            from agent_cli.tools.mcp_resources import resource_tools
+
+            tools += [t for t in resource_tools(self) if t.name not in owners]
         return tools, notices
+
+    def serving(self, offer: str) -> dict[str, _Server]:
+        """The servers (by name) that serve `offer` ("resources", "prompts")."""
+        return {s.config.name: s for s in self._servers if offer in s.offers}
 
     async def aclose(self) -> None:
         """End every server and whatever its process group left running."""

@@ -69,10 +69,21 @@ def recall(key: str) -> list[Listed] | None:
         return None
 
 
-def remember(key: str, tools: list[Listed]) -> None:
-    """Keep `tools` under `key`, atomically; a cache that cannot be written is only slower."""
+def recall_offers(key: str) -> frozenset[str]:
+    """What else the server offered when its tools were kept ("resources", "prompts")."""
+    try:
+        data = json.loads(_file(key).read_text(encoding="utf-8"))
+        return frozenset(str(o) for o in data.get("offers", ()))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return frozenset()
+
+
+def remember(key: str, tools: list[Listed], offers: frozenset[str] = frozenset()) -> None:
+    """Keep `tools` (and what else it `offers`) under `key`, atomically; a cache that cannot
+    be written is only slower."""
     file = _file(key)
-    data = json.dumps({"format": FORMAT, "tools": [list(t) for t in tools]}, ensure_ascii=False)
+    kept = {"format": FORMAT, "tools": [list(t) for t in tools], "offers": sorted(offers)}
+    data = json.dumps(kept, ensure_ascii=False)
     with contextlib.suppress(OSError):
         file.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=file.parent, prefix=".", suffix=".tmp")

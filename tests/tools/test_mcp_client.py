@@ -207,3 +207,41 @@ async def test_progress_shows_on_the_running_call_and_is_gone_when_done(workspac
         assert (item.state, item.result, item.progress) == ("done", "stepped", "")
     finally:
         await session.aclose()
+
+
+async def test_resources_are_listed_and_read_with_templates(workspace: Path):
+    servers = McpServers([client_server()], workspace, os.environ, start_timeout=GENEROUS)
+    try:
+        found = {t.name: t for t in (await servers.tools())[0]}
+        listing = (await found["list_mcp_resources"].run(CTX, {})).text
+        assert "c: 2 resource(s)" in listing
+        assert "- note://hello — hello (text/plain): A note." in listing
+        assert "- pic://red — red (image/png)" in listing
+        assert "- greeting://{name} — greeting" in listing and "Greets by name." in listing
+        read = found["read_mcp_resource"]
+        assert (await read.run(CTX, {"server": "c", "uri": "note://hello"})).text.endswith(
+            "hello from a resource"
+        )
+        picture = await read.run(CTX, {"server": "c", "uri": "pic://red"})
+        assert [(i.width, i.height) for i in picture.images] == [(4, 3)]
+        filled = await read.run(CTX, {"server": "c", "uri": "greeting://Ann"})
+        assert filled.text.endswith("Hello, Ann!")
+        missing = await read.run(CTX, {"server": "c", "uri": "note://nothing"})
+        assert missing.is_error and "could not read note://nothing" in missing.text
+        other = await read.run(CTX, {"server": "nope", "uri": "x://y"})
+        assert other.is_error and "The ones that do: c." in other.text
+    finally:
+        await servers.aclose()
+
+
+async def test_resource_tools_are_not_offered_without_a_server_that_has_resources(
+    workspace: Path,
+):
+    command, *args = stdio_args("--name", "plain")
+    config = ServerConfig("plain", command=command, args=tuple(args))
+    servers = McpServers([config], workspace, os.environ, start_timeout=GENEROUS)
+    try:
+        names = {t.name for t in (await servers.tools())[0]}
+        assert "plain_echo" in names and "list_mcp_resources" not in names
+    finally:
+        await servers.aclose()

@@ -22,7 +22,8 @@ HTTP+SSE transport (`/sse`, `/messages/`).
 --client adds tools that use what a client answers: `roots` (the client's roots),
 `ask` (a form: name, age, colour, subscribe, with defaults; says what came back),
 `steps` (reports progress three times), `picture` (a real PNG), `weather`
-(structured content), `grow` (adds a tool `grown` and says the
+(structured content), `grow`; resources `note://hello`, `pic://red` (a PNG) and the
+template `greeting://{name}`; (adds a tool `grown` and says the
 tools changed); with --naps, `nap` also writes "cancelled" to FILE when the client
 cancels it. With it the server speaks the 2025 protocol (see add_client_tools).
 
@@ -290,6 +291,18 @@ def add_client_tools(server) -> None:
         for done in (1, 2, 3):
             await ctx.report_progress(done, 3, f"step {done}")
         return "stepped"
+
+    @server.resource("note://hello", name="hello", description="A note.", mime_type="text/plain")
+    def hello_note() -> str:
+        return "hello from a resource"
+
+    @server.resource("pic://red", name="red", mime_type="image/png")
+    def red_picture() -> bytes:
+        return PNG_4X3
+
+    @server.resource("greeting://{name}", name="greeting", description="Greets by name.")
+    def greeting(name: str) -> str:
+        return f"Hello, {name}!"
 
     @server.tool()
     def picture() -> list:
