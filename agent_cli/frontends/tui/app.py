@@ -269,6 +269,7 @@ class AgentApp(App[int]):
         batch = feed.take()
         with self.batch_update():
             self._apply(batch)
+            self.status.paint_with_frame()  # the spinner turns in this frame, not its own
         feed.commit(batch)
 
     def _apply(self, batch: Batch) -> None:

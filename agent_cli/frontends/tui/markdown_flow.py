@@ -117,8 +117,9 @@ class MarkdownFlow(Widget):
 
     # Widget's own `virtual_size` asks for a second layout pass whenever it changes; for
     # a leaf that grows every frame that doubles the cost of streaming, and the pass that
-    # measured the new size has already placed everything.
-    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+    # measured the new size has already placed everything. Nor a repaint of its own: that
+    # pass painted it, and one more would be a frame after every flush's frame.
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False, repaint=False)
 
     def __init__(
         self,
@@ -149,6 +150,7 @@ class MarkdownFlow(Widget):
         self._style = Style()
         self._retry_timer: Timer | None = None  # a repaint asked for later
         self._relayout_pending = False
+        self._relayout_timer: Timer | None = None  # a streaming relayout, if no flush comes
         self._appended = 0.0  # when text last came
         self._flood_until = 0.0  # no block renders before this while text floods in
         self.reset(text, streaming)
@@ -220,6 +222,11 @@ class MarkdownFlow(Widget):
         self._changed(tail_reset=True)
 
     def _changed(self, tail_reset: bool = False) -> None:
+        if self._relayout_timer is not None:  # a block's height changed: lay it all out now
+            self._relayout_timer.stop()
+            self._relayout_timer = None
+            self._relayout_pending = False
+            self._blocks_width = -1
         self._tail_version += 1
         if tail_reset:
             self._tail_done, self._done_lines = 0, []
@@ -342,8 +349,13 @@ class MarkdownFlow(Widget):
         self._budget.spend(clock() - started)
         if len(block.lines) != estimated and not self._relayout_pending:
             # The lines below move: lay out again after this frame (not in the middle of it).
+            # While text streams, in the next flush's frame (its append lays out anyway), so
+            # a frame that renders blocks is not followed by one more of its own.
             self._relayout_pending = True
-            self.call_after_refresh(self._relayout)
+            if self.streaming:
+                self._relayout_timer = self.set_timer(STREAMING_RETRY_SECONDS, self._relayout)
+            else:
+                self.call_after_refresh(self._relayout)
 
     def _plain_strip(self, block: _Block, local: int, width: int, renderer: Renderer) -> Strip:
         """A line of the block's stand-in text; kept, as a flood repaints it every frame."""
@@ -365,9 +377,16 @@ class MarkdownFlow(Widget):
 
     def _retry_now(self) -> None:
         self._retry_timer = None
+        waited = self._budget.clock() - self._appended
+        if self.streaming and waited < STREAMING_RETRY_SECONDS:
+            # A flush repainted the flow since: its frame did the retry's work. Ask again
+            # only for a pause in the stream (a frame of its own is then no extra one).
+            self._retry(STREAMING_RETRY_SECONDS - waited)
+            return
         self.refresh()
 
     def _relayout(self) -> None:
+        self._relayout_timer = None
         self._relayout_pending = False
         self._blocks_width = self._layout_width = -1
         self.refresh(layout=True)

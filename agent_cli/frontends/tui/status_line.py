@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from textual.content import Content
@@ -37,6 +38,7 @@ class StatusLine(Widget):
         self.reduce_motion = reduce_motion
         self._frame = 0
         self._timer: Timer | None = None
+        self._painted = 0.0  # when it was last rendered (monotonic)
         self._key: tuple[object, ...] = ()
         self._fields = Content("")
 
@@ -53,7 +55,16 @@ class StatusLine(Widget):
 
     def _spin(self) -> None:
         self._frame = (self._frame + 1) % len(SPINNER)
-        self.refresh()
+        if time.monotonic() - self._painted >= SPIN_SECONDS:
+            self.refresh()
+        # else a frame painted it just now (the stream's, each flush): the turn shows in
+        # the next one, and the spinner costs no frames of its own while text streams
+
+    def paint_with_frame(self) -> None:
+        """Be painted in the frame being made (the app's flush) rather than in one of
+        the spinner's own."""
+        if self._timer is not None and self.state != "idle":
+            self.refresh()
 
     def set_workspace(self, workspace: Path) -> None:
         """The folder's name (the full path as a tooltip): short, and the same on every machine."""
@@ -61,6 +72,7 @@ class StatusLine(Widget):
         self.tooltip = str(workspace)
 
     def render(self) -> Content:
+        self._painted = time.monotonic()
         # The spinner redraws this ten times a second: the rest is built once per change.
         key = (
             self.workspace, self.branch, self.model, self.mode, self.unconfined, self.tokens,

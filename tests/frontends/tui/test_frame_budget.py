@@ -1,0 +1,98 @@
+"""The frame budget while text streams (SPEC §12): one batched update per flush, at most
+~30 flushes a second however many deltas come; what else moves meanwhile (the spinner, a
+block waiting to be rendered, a block whose height changed) is painted in a flush's frame.
+
+Frames are counted as Textual makes them (`App._display`, once per rendered frame, headless
+too) and flushes as the app makes them; how fast is the benchmark's business (bench/)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import time
+
+import pytest
+from rich.console import RenderableType
+from textual.screen import Screen
+
+from agent_cli.frontends.interactive import Interactive
+from agent_cli.frontends.tui.app import FLUSH_SECONDS, AgentApp
+from agent_cli.frontends.tui.assistant_view import AssistantView
+from agent_cli.settings import Settings
+from tests.frontends.tui.support import SIZE, settle, until
+from tests.support.fake_openai import FakeOpenAI, text
+
+PARAGRAPH = "The stream of tokens keeps coming while a model writes its answer. " * 3
+ANSWER = "\n\n".join(
+    f"## Part {n}\n\n{PARAGRAPH}\n\n- a **point**\n- another `one`" for n in range(12)
+)
+
+
+@pytest.fixture
+def moving(settings: Settings) -> Settings:
+    """The spinner turning: the budget must hold with it (the other tests turn it off)."""
+    return dataclasses.replace(settings, reduce_motion=False)
+
+
+async def test_a_streamed_answer_paints_per_flush_at_most_30_flushes_a_second(
+    moving: Settings, interactive: Interactive, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+):
+    # 600 deltas in ~400 network reads (the provider makes one delta of a read), arriving
+    # over a second or so: many deltas to a flush.
+    fake.add(text(ANSWER, chunks=600).replace(split=200, delay=0.002))
+    frames: list[float] = []
+    flushes: list[float] = []
+    display, show_news = AgentApp._display, AgentApp._show_news
+
+    def counted(app: AgentApp, screen: Screen, renderable: RenderableType | None) -> None:
+        if renderable is not None:
+            frames.append(time.monotonic())
+        display(app, screen, renderable)
+
+    def flush(app: AgentApp) -> None:
+        flushes.append(time.monotonic())
+        show_news(app)
+
+    monkeypatch.setattr(AgentApp, "_display", counted)
+    monkeypatch.setattr(AgentApp, "_show_news", flush)
+    app = AgentApp(interactive, moving)
+    async with app.run_test(size=SIZE) as pilot:
+        app.composer.input.cursor_blink = False  # the input's own blink is not the stream's
+        app.composer.input.set_text("write")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.feed.deltas > 0)
+        first_frame, first_flush = len(frames), len(flushes)
+        await until(pilot, lambda: not app.session.running)
+        streamed_frames = len(frames) - first_frame
+        streamed_flushes = len(flushes) - first_flush
+        await settle(pilot, app)
+        deltas = app.feed.deltas
+        view = app.transcript.query_one(AssistantView)
+        assert view.block_count > 20 and not view.streaming
+    assert deltas >= 100 and streamed_flushes * 2 < deltas, "many deltas to a flush"
+    # Frames follow flushes, not deltas: a flush's layout and (Textual's cycles permitting)
+    # its repaint, a little slack for the run's start and end; nothing per delta.
+    assert streamed_frames <= 2 * streamed_flushes + 2, (streamed_frames, streamed_flushes)
+    gaps = [b - a for a, b in itertools.pairwise(flushes[:-1])]  # the end's comes at once
+    assert min(gaps) >= FLUSH_SECONDS * 0.9, "at most ~30 flushes a second"
+
+
+async def test_the_spinner_turns_in_the_streams_frames_not_frames_of_its_own(
+    moving: Settings, interactive: Interactive, monkeypatch: pytest.MonkeyPatch
+):
+    app = AgentApp(interactive, moving)
+    async with app.run_test(size=SIZE) as pilot:
+        status = app.status
+        status.state = "running"
+        await pilot.pause()
+        asked: list[str] = []  # the repaints the spinner asks for itself
+        monkeypatch.setattr(status, "refresh", lambda *a, **k: asked.append("frame"))
+        status.render()  # painted just now, as in a flush's frame
+        before = status._frame
+        status._spin()  # the spinner's tick right after such a frame
+        assert status._frame == (before + 1) % 10, "it turns"
+        assert asked == [], "no frame of its own: the next flush shows it"
+        status._painted -= 1.0  # a second since the last paint: the stream has paused
+        status._spin()
+        assert asked == ["frame"], "with no flush to show it, its own frame"
+        status.state = "idle"
