@@ -245,3 +245,30 @@ async def test_resource_tools_are_not_offered_without_a_server_that_has_resource
         assert "plain_echo" in names and "list_mcp_resources" not in names
     finally:
         await servers.aclose()
+
+
+async def test_prompts_are_listed_their_arguments_read_and_their_messages_fetched(
+    workspace: Path,
+):
+    from agent_cli.errors import ToolError
+    from agent_cli.tools.mcp_prompts import fetch, parse_arguments, prompts
+
+    servers = McpServers([client_server()], workspace, os.environ, start_timeout=GENEROUS)
+    try:
+        await servers.tools()
+        (review,) = [p for p in await prompts(servers) if p.name == "review"]
+        assert (review.command, review.description) == ("c:review", "Review a file.")
+        assert review.arguments == (("file", True), ("focus", False))
+        assert parse_arguments(review, "main.py") == {"file": "main.py"}
+        assert parse_arguments(review, "'my file.py' style") == {
+            "file": "my file.py", "focus": "style",
+        }  # fmt: skip
+        assert parse_arguments(review, "focus=speed a.py") == {"focus": "speed", "file": "a.py"}
+        with pytest.raises(ToolError, match="needs file"):
+            parse_arguments(review, "focus=speed")
+        with pytest.raises(ToolError, match="'c' is one too many"):
+            parse_arguments(review, "a b c")
+        text = await fetch(servers, review, {"file": "a.py"})
+        assert text == "Review a.py, looking for bugs."
+    finally:
+        await servers.aclose()

@@ -22,10 +22,11 @@ HTTP+SSE transport (`/sse`, `/messages/`).
 --client adds tools that use what a client answers: `roots` (the client's roots),
 `ask` (a form: name, age, colour, subscribe, with defaults; says what came back),
 `steps` (reports progress three times), `picture` (a real PNG), `weather`
-(structured content), `grow`; resources `note://hello`, `pic://red` (a PNG) and the
-template `greeting://{name}`; (adds a tool `grown` and says the
-tools changed); with --naps, `nap` also writes "cancelled" to FILE when the client
-cancels it. With it the server speaks the 2025 protocol (see add_client_tools).
+(structured content), `grow` (adds a tool `grown` and says the tools changed);
+resources `note://hello`, `pic://red` (a PNG) and the template `greeting://{name}`;
+the prompt `review(file, focus="bugs")`. With --naps, `nap` also writes "cancelled"
+to FILE when the client cancels it. With --client the server speaks the 2025
+protocol (see add_client_tools).
 
 --wait-for FILE holds the start (after --pids, --slow) until FILE exists, so a
 test decides when a server may go on starting; --naps FILE has `nap` add a line
@@ -303,6 +304,10 @@ def add_client_tools(server) -> None:
     @server.resource("greeting://{name}", name="greeting", description="Greets by name.")
     def greeting(name: str) -> str:
         return f"Hello, {name}!"
+
+    @server.prompt(name="review", description="Review a file.")
+    def review(file: str, focus: str = "bugs") -> str:
+        return f"Review {file}, looking for {focus}."
 
     @server.tool()
     def picture() -> list:
