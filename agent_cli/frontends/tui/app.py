@@ -34,6 +34,7 @@ from agent_cli.errors import AgentError
 from agent_cli.frontends.interactive import Interactive, Reply
 from agent_cli.frontends.plan_text import PlanAnswer, card_due, implement
 from agent_cli.frontends.tui import themes
+from agent_cli.frontends.tui.activity import doing
 from agent_cli.frontends.tui.approval_queue import ApprovalQueue
 from agent_cli.frontends.tui.assistant_view import AssistantView
 from agent_cli.frontends.tui.composer import Composer
@@ -98,7 +99,13 @@ class AgentApp(App[int]):
     ]
     _frozen: ClassVar[bool] = False  # gc.freeze() is done once per process
 
-    def __init__(self, interactive: Interactive, settings: Settings) -> None:
+    def __init__(
+        self,
+        interactive: Interactive,
+        settings: Settings,
+        *,
+        clock: Callable[[], float] = time.monotonic,  # the run's elapsed time (tests set it)
+    ) -> None:
         super().__init__()
         self.interactive = interactive
         self.settings = settings
@@ -115,7 +122,7 @@ class AgentApp(App[int]):
         self.search_bar = SearchBar()
         self.plan_view = PlanView(id="plan")
         self.pending_view = PendingView(id="pending")
-        self.status = StatusLine(reduce_motion=settings.reduce_motion)
+        self.status = StatusLine(reduce_motion=settings.reduce_motion, clock=clock)
         if settings.reduce_motion:  # Textual's own: no smooth scrolling or sliding widgets
             self.animation_level = "none"
         self.approvals = ApprovalQueue(self, self._set_mode, self._waiting_changed)
@@ -273,8 +280,15 @@ class AgentApp(App[int]):
         feed.commit(batch)
 
     def _apply(self, batch: Batch) -> None:
+        status = self.status
         if batch.started:
-            self.status.state = "running"
+            status.state = "running"
+            status.run_started()
+        if (now_doing := doing(batch)) is not None:
+            status.activity = now_doing
+        if batch.spent is not None:
+            status.run_in += batch.spent.input_tokens
+            status.run_out += batch.spent.output_tokens
         mounting = self.transcript.added(batch.added) if batch.added else None
         for key, text in batch.text.items():
             view = self.transcript.view(key)
@@ -602,7 +616,11 @@ class AgentApp(App[int]):
     def _empty_escape(self) -> None:
         """Escape in an empty input: drop the last waiting message; with none waiting and
         no run going, a second Escape soon after opens the messages to rewind to."""
-        if self._drop_pending() or self.session.running:
+        if self._drop_pending():
+            return
+        if self.session.running:  # nothing waits to be dropped: Escape stops, as Ctrl+C does
+            self.session.stop()
+            self.status.state = "stopping"
             return
         now = time.monotonic()
         if now - self._escaped <= DOUBLE_ESCAPE_SECONDS:

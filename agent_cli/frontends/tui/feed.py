@@ -54,6 +54,7 @@ class Batch:
     error: str = ""
     usage: Usage | None = None  # the conversation's total
     round_usage: Usage | None = None  # the last round's: what its request held
+    spent: Usage | None = None  # the rounds' usage in this batch, added up (the run's so far)
     plan: Plan | None = None  # the plan as it last changed
     pending: tuple[PendingMessage, ...] | None = None  # what waits, as it last changed
     returned: list[str] = field(default_factory=list)  # messages a stop gave back unsent
@@ -130,6 +131,7 @@ class EventFeed:
             batch.returned.extend(event.returned)
         elif isinstance(event, UsageEvent):
             batch.usage, batch.round_usage = event.total, event.usage
+            batch.spent = event.usage if batch.spent is None else batch.spent + event.usage
         elif isinstance(event, RunStarted):
             batch.started, batch.finished = True, None
         elif isinstance(event, RunFinished):

@@ -1,8 +1,14 @@
-"""The status line: workspace, git branch, model, mode, tokens, and the run's state."""
+"""The status line: workspace, git branch, model, mode, tokens, and the run's state.
+
+While a run goes its state comes first, so a narrow terminal still shows it: what the run
+is doing (thinking, writing, running a command, waiting for approval), for how long,
+the tokens it has sent and received so far, and that Escape stops it.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from textual.content import Content
@@ -12,10 +18,22 @@ from textual.widget import Widget
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPIN_SECONDS = 0.1
+TICK_SECONDS = 1.0  # the elapsed time is redrawn this often (with reduce_motion too)
 
 
 def count_text(count: int) -> str:
     return str(count) if count < 1000 else f"{count / 1000:.1f}k"
+
+
+def elapsed_text(seconds: float) -> str:
+    whole = max(0, int(seconds))
+    if whole < 60:
+        return f"{whole}s"
+    minutes, whole = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes}m {whole:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
 
 
 class StatusLine(Widget):
@@ -32,17 +50,39 @@ class StatusLine(Widget):
     cost: reactive[float] = reactive(-1.0)  # dollars so far; -1 when the model has no price
     state: reactive[str] = reactive("idle")  # "idle", "running", "waiting", "stopping"
     hint: reactive[str] = reactive("")  # a passing hint ("Ctrl+C again to quit")
+    # While a run goes: what it does ("thinking", "writing", "running `make`"), and the
+    # tokens its requests sent (in) and its answers brought (out) so far.
+    activity: reactive[str] = reactive("")
+    run_in: reactive[int] = reactive(0)
+    run_out: reactive[int] = reactive(0)
 
-    def __init__(self, *, reduce_motion: bool) -> None:
+    def __init__(self, *, reduce_motion: bool, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         self.reduce_motion = reduce_motion
+        self.clock = clock  # injected: a test's screen shows the time it chose
+        self.started = 0.0  # when the run began, on `clock`
         self._frame = 0
         self._timer: Timer | None = None
         self._painted = 0.0  # when it was last rendered (monotonic)
+        self._tick: Timer | None = None
         self._key: tuple[object, ...] = ()
         self._fields = Content("")
 
+    def run_started(self) -> None:
+        """A run began: its clock and counts start from here."""
+        self.started = self.clock()
+        self.run_in = self.run_out = 0
+        self.activity = "thinking"
+
     def watch_state(self, state: str) -> None:
+        if state == "idle":
+            self.activity = ""
+            if self._tick is not None:
+                self._tick.pause()
+        elif self._tick is None:
+            self._tick = self.set_interval(TICK_SECONDS, self._tick_over)
+        else:
+            self._tick.resume()
         if self.reduce_motion:
             return
         if state == "idle":
@@ -52,6 +92,10 @@ class StatusLine(Widget):
             self._timer = self.set_interval(SPIN_SECONDS, self._spin)
         else:
             self._timer.resume()
+
+    def _tick_over(self) -> None:
+        if time.monotonic() - self._painted >= TICK_SECONDS:  # else a frame just showed it
+            self.refresh()
 
     def _spin(self) -> None:
         self._frame = (self._frame + 1) % len(SPINNER)
@@ -76,11 +120,13 @@ class StatusLine(Widget):
         # The spinner redraws this ten times a second: the rest is built once per change.
         key = (
             self.workspace, self.branch, self.model, self.mode, self.unconfined, self.tokens,
-            self.in_context, self.context, self.cost, self.hint,
+            self.in_context, self.context, self.cost, self.hint, self.state == "idle",
         )  # fmt: skip
         if key != self._key:
             self._key, self._fields = key, self._render_fields()
-        return Content("").join([self._fields, self._state(), self._hint()])
+        if self.state == "idle":
+            return Content("").join([self._fields, self._state(), self._hint()])
+        return Content("").join([self._state(), Content(" · "), self._fields, self._hint()])
 
     def _render_fields(self) -> Content:
         parts: list[Content] = [Content.styled(self.workspace, "bold")]
@@ -97,7 +143,8 @@ class StatusLine(Widget):
         if self.cost >= 0:
             used += f" · ${self.cost:.2f}" if self.cost >= 1 else f" · ${self.cost:.4f}"
         parts.append(Content.from_markup("[$foreground-muted] · $used", used=used))
-        parts.append(Content(" · "))
+        if self.state == "idle":
+            parts.append(Content(" · "))
         return Content("").join(parts)
 
     def _hint(self) -> Content:
@@ -111,4 +158,14 @@ class StatusLine(Widget):
             return Content.from_markup("[$foreground-muted]idle")
         icon = "…" if self.reduce_motion else SPINNER[self._frame]
         colour = "$warning" if state in ("waiting", "stopping") else "$accent"
-        return Content.from_markup(f"[{colour}]$icon $state", icon=icon, state=state)
+        doing = {"waiting": "waiting for approval", "stopping": "stopping"}.get(
+            state, self.activity or state
+        )
+        said = Content.from_markup(f"[{colour}]$icon $doing", icon=icon, doing=doing)
+        spent = f"{elapsed_text(self.clock() - self.started)}"
+        if self.run_in or self.run_out:
+            spent += f" · ↑{count_text(self.run_in)} ↓{count_text(self.run_out)}"
+        parts = [said, Content.from_markup("[$foreground-muted] · $spent", spent=spent)]
+        if state != "stopping":
+            parts.append(Content.from_markup("[$foreground-muted] · [b]esc[/b] to interrupt"))
+        return Content("").join(parts)

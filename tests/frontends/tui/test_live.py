@@ -9,7 +9,7 @@ from pathlib import Path
 from agent_cli.engine.items import NoticeItem
 from agent_cli.frontends.tui.app import AgentApp
 from agent_cli.frontends.tui.notice_view import NoticeView
-from tests.frontends.tui.support import SIZE, send, settle, shown_text, until
+from tests.frontends.tui.support import SIZE, Events, send, settle, shown_text, until
 from tests.support.fake_openai import FakeOpenAI, http_error, text, tool_calls
 
 
@@ -63,3 +63,29 @@ async def test_a_retry_notice_is_replaced_by_the_outcome_once_the_model_answers(
         assert notices[0].has_class("-info") and not notices[0].has_class("-warn")
         stored = [i for i in app.session.conversation.items if isinstance(i, NoticeItem)]
         assert [i.text for i in stored] == [notices[0].text]
+
+
+async def test_the_status_line_says_what_the_run_does_and_escape_stops_it(
+    interactive, settings, fake: FakeOpenAI
+):
+    now = [100.0]
+    app = AgentApp(interactive, settings, clock=lambda: now[0])
+    command = json.dumps({"command": "sleep 30", "timeout": 60})
+    fake.add(tool_calls(("c1", "exec_shell_command", command)), text("Not reached."))
+    app.session.set_mode("full")
+    recorder = Events()
+    app.session.events.subscribe(recorder)
+    async with app.run_test(size=(140, 20)) as pilot:
+        await send(pilot, app, "wait a while")
+        await until(pilot, lambda: app.status.activity == "running `sleep 30`")
+        now[0] += 75
+        app.status.refresh()
+        await pilot.pause()
+        shown = str(app.status.render())
+        assert shown.startswith("… running `sleep 30` · 1m 15s · ↑10 ↓5 · esc to interrupt · ")
+        assert "project" in shown and "ask" not in shown
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert recorder.finished() == ["stopped"]
+        assert app.status.state == "idle" and "esc to interrupt" not in str(app.status.render())
+        assert str(app.status.render()).endswith("idle")

@@ -170,3 +170,18 @@ def test_main_screen_at_60_columns(snap_compare, workspace: Path):
         await steady_cursor(pilot)
 
     assert snap_compare(app, terminal_size=(60, 24), run_before=look)
+
+
+def test_the_status_line_while_a_run_goes(snap_compare, workspace: Path):
+    app = short_conversation_app(workspace, "agent-dark")
+    app.status.clock = lambda: 1042.0  # 42 seconds into the run, on every machine
+
+    async def running(pilot) -> None:
+        status = app.status
+        status.state = "running"
+        status.started = 1000.0
+        status.activity = "running `make check`"
+        status.run_in, status.run_out = 12_400, 830
+        await steady_cursor(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 20), run_before=running)
