@@ -11,7 +11,7 @@ from agent_cli.frontends.tui.feed import Batch
 
 
 def doing(batch: Batch) -> str | None:
-    """"running `make`", "writing", "thinking"...; None when the batch says nothing new.
+    """What the run does now ("running `make`", "writing", "thinking"); None: nothing new.
 
     A call that runs wins over text (the model waits for it); after a call has finished
     the model is thinking again. A sub-agent's calls count as the run's own.
