@@ -20,6 +20,20 @@ async def run_tui(interactive: Interactive, settings: Settings) -> int:
         result = await app.run_async()
     finally:
         app.close_feed()  # the session outlives the app: stop listening to it
+    _resume_line(interactive)
     if app.return_code:
         return app.return_code
     return result if isinstance(result, int) else 0
+
+
+def _resume_line(interactive: Interactive) -> None:
+    """On quit, one line on the terminal saying how to come back (as Codex does): only
+    for a conversation that has a message in it and is stored."""
+    from agent_cli.engine.items import UserItem
+
+    conversation = interactive.session.conversation
+    if interactive.store is None or not any(
+        isinstance(item, UserItem) for item in conversation.items
+    ):
+        return
+    print(f"To go on: agent --continue (or agent --resume {conversation.id})")

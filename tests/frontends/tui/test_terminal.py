@@ -33,9 +33,12 @@ def test_agent_opens_the_tui_answers_and_quits_cleanly(fake: FakeOpenAI, workspa
         child.send("\x03")  # Ctrl+C when idle: a hint first
         child.expect_exact("again to quit")
         child.send("\x03")
+        child.expect_exact("To go on: agent --continue (or agent --resume ")
+        resumed = child.readline().strip().rstrip(")")
         child.expect(pexpect.EOF)
     finally:
         child.close()
     assert child.exitstatus == 0, child.before
     stored = list((Path(os.environ["XDG_DATA_HOME"]) / "agent" / "conversations").glob("*.jsonl"))
     assert len(stored) == 1, "the conversation was saved"
+    assert stored[0].stem == resumed, "the line names the conversation just left"
