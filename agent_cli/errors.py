@@ -23,7 +23,8 @@ message (never a traceback, unless `--debug`) and exit with `exit_code`.
     │   └── NoSuchConversation      exit 2   no conversation has the id given
     ├── CheckpointError             exit 1   git could not record or restore a checkpoint
     ├── NothingToUndo               exit 1   the conversation has no checkpoint left
-    └── ToolError                   exit 1   a tool could not do what it was asked
+    ├── ToolError                   exit 1   a tool could not do what it was asked
+    └── McpLoginError               exit 1   an MCP server needs a login, or its login failed
 
 A test reads this tree: every public error class of the package is in it, defined
 here, with the parent drawn.
@@ -120,4 +121,8 @@ class NothingToUndo(AgentError):
 
 
 class ToolError(AgentError):
+    pass
+
+
+class McpLoginError(AgentError):
     pass

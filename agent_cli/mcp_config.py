@@ -36,9 +36,7 @@ KNOWN_KEYS = frozenset(
     {"type", "command", "args", "env", "cwd", "timeout_ms", "url", "headers", "sandbox", "network"}
     | {"allow", "deny", "disabled", "description", "oauth"}
 )
-OAUTH_KEYS = frozenset(
-    {"client_id", "client_secret_env", "client_metadata_url", "scopes", "callback_port"}
-)
+OAUTH_KEYS = frozenset({"client_id", "client_secret_env", "client_metadata_url", "callback_port"})
 
 __all__ = [
     "ServerConfig",
@@ -254,9 +252,6 @@ def _oauth(
     metadata_url = value.get("client_metadata_url", "")
     if metadata_url and not metadata_url.startswith("https://"):
         raise bad("oauth.client_metadata_url", "an https:// address")
-    scopes = value.get("scopes", [])
-    if not isinstance(scopes, list) or not all(isinstance(v, str) for v in scopes):
-        raise bad("oauth.scopes", "a list of strings")
     port = value.get("callback_port", 0)
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise bad("oauth.callback_port", "a port number (1-65535)")
@@ -264,7 +259,6 @@ def _oauth(
         client_id=value.get("client_id", ""),
         client_secret_env=secret_env,
         client_metadata_url=metadata_url,
-        scopes=tuple(scopes),
         callback_port=port,
     )
     return settings, [f"oauth.{k}" for k in value if k not in OAUTH_KEYS]

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent_cli import logs, paths
 from agent_cli.engine.backend import Backend
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from agent_cli.tools.base import FileAccess, Tool
     from agent_cli.tools.environment import EnvironmentPolicy
     from agent_cli.tools.feedback import Feedback
-    from agent_cli.tools.mcp import McpServers, ServerConfig
+    from agent_cli.tools.mcp import ClientHooks, McpServers, ServerConfig
 
 
 @dataclass(frozen=True)
@@ -193,10 +193,25 @@ class McpTools:
             return [], warnings
         # The whole environment: an entry's ${VAR} may name a secret on purpose.
         self.servers = McpServers(
-            configs, workspace, os.environ, env_policy=self.env_policy, sandbox=self.sandbox
-        )
+            configs, workspace, os.environ, env_policy=self.env_policy, sandbox=self.sandbox,
+            hooks=self._hooks(),
+        )  # fmt: skip
         tools, notices = await self.servers.tools()
         return tools, [*warnings, *notices]
+
+    def _hooks(self) -> ClientHooks:
+        """An HTTP server's OAuth login: asked about first where someone can answer (the
+        TUI, the REPL, `agent run` on a terminal); refused with how to log in where not."""
+        import os
+
+        from agent_cli.tools.mcp import ClientHooks
+        from agent_cli.tools.mcp_auth import asking, oauth, refuse
+
+        def auth(config: ServerConfig) -> Any:
+            present = refuse if self.ask is None else asking(self.ask, config.file or Path())
+            return oauth(config, os.environ, present)
+
+        return ClientHooks(auth=auth)
 
     async def aclose(self) -> None:
         if self.servers is not None:

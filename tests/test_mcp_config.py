@@ -201,7 +201,6 @@ def test_a_key_given_twice_is_an_error_naming_the_file_and_line(
         ({"url": "http://x", "oauth": {"client_secret_env": "$X"}}, "an environment variable"),
         ({"url": "http://x", "oauth": {"client_metadata_url": "http://c"}}, "an https://"),
         ({"url": "http://x", "oauth": {"callback_port": 70000}}, "'oauth.callback_port'"),
-        ({"url": "http://x", "oauth": {"scopes": "a b"}}, "'oauth.scopes' must be a list"),
         ({"command": "x", "oauth": {}}, "OAuth is for"),
         ({"type": "stdio", "url": "http://x"}, "'type' must be consistent"),
         ({"command": "x", "disabled": "yes"}, "'disabled' must be true or false"),
@@ -229,7 +228,6 @@ def test_sse_entries_and_oauth_settings_are_read(workspace: Path):
     oauth = {
         "client_id": "agent-cli",
         "client_secret_env": "LINEAR_SECRET",
-        "scopes": ["read", "write"],
         "callback_port": 8765,
         "shade": "blue",
     }
@@ -247,7 +245,7 @@ def test_sse_entries_and_oauth_settings_are_read(workspace: Path):
     assert linear.kind == "http" and linear.oauth is not None
     settings = linear.oauth
     assert (settings.client_id, settings.client_secret_env) == ("agent-cli", "LINEAR_SECRET")
-    assert (settings.scopes, settings.callback_port) == (("read", "write"), 8765)
+    assert settings.callback_port == 8765
     assert any("'oauth.shade'" in w and "'linear'" in w for w in warnings)
 
 

@@ -68,6 +68,10 @@ def _known_secrets() -> list[str]:
         for entry in known_providers():
             found.append(entry.provider.api_key or "")
             found += entry.provider.headers.values()
+    from agent_cli.tools.mcp_auth import stored_secrets
+
+    found += stored_secrets()  # MCP servers' OAuth tokens (logins later in the run are
+    # caught by the redactor's Authorization and *_token rules)
     with contextlib.suppress(ConfigError):  # what [shell_environment] sets for commands
         added = load_settings(Path.cwd()).shell_environment.set
         found += [value for name, value in added.items() if secret(name, value)]

@@ -1,4 +1,4 @@
-"""`agent mcp list|add|rm`: the MCP servers, as the model will see them (SPEC §2, §9).
+"""`agent mcp list|add|rm|tools|call|login|logout`: the MCP servers (SPEC §2, §9).
 
 `list` starts the servers to show their state and tools (never the servers of
 a workspace file not yet trusted); a server whose breaker is open (it failed 3
@@ -31,7 +31,7 @@ DEBUG_HELP = "Write a debug log; show tracebacks."
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
         name="mcp",
-        help="MCP servers: list them with their tools, add one, remove one.",
+        help="MCP servers: list them, add or remove one, list or call one's tools, log in.",
         epilog="Examples: agent mcp · agent mcp add docs -- npx -y @acme/docs-mcp · "
         "agent mcp add web --url https://example.com/mcp · agent mcp rm docs",
         invoke_without_command=True,
@@ -53,6 +53,19 @@ def register(app: typer.Typer) -> None:
     group.command("rm", epilog="Examples: agent mcp rm docs · agent mcp list (to see the names)")(
         remove
     )
+    group.command(
+        "tools",
+        epilog="Examples: agent mcp tools docs · agent mcp tools http://127.0.0.1:9000/mcp --json",
+    )(tools)
+    group.command(
+        "call",
+        epilog='Examples: agent mcp call docs search \'{"query": "tls"}\' · '
+        "agent mcp call http://127.0.0.1:9000/mcp ask --accept-defaults",
+    )(call)
+    group.command("login", epilog="Examples: agent mcp login linear · agent mcp logout linear")(
+        login
+    )
+    group.command("logout", epilog="Examples: agent mcp logout linear")(logout)
     app.add_typer(group)
 
 
@@ -312,6 +325,90 @@ def remove(
     raise typer.Exit(guarded(debug, action))
 
 
+# ------------------------------------------------------- one server, directly
+
+TARGET_HELP = "A server's name in mcp.json, or its http(s):// address (no entry needed)."
+
+
+def tools(
+    target: Annotated[str, typer.Argument(metavar="NAME|URL", help=TARGET_HELP)],
+    as_json: Annotated[bool, typer.Option("--json", help="The listing as JSON.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help=DEBUG_HELP)] = False,
+    cwd: Annotated[Path | None, typer.Option(help="The workspace to look in.")] = None,
+) -> None:
+    """Start one server and list its tools as it names them (a 401 starts the login)."""
+
+    def action() -> int:
+        from agent_cli.commands.mcp_direct import list_tools
+
+        if debug:
+            start_debug_log()
+        return list_tools(target, workspace_from(cwd), as_json)
+
+    raise typer.Exit(guarded(debug, action))
+
+
+def call(
+    target: Annotated[str, typer.Argument(metavar="NAME|URL", help=TARGET_HELP)],
+    tool: Annotated[str, typer.Argument(metavar="TOOL", help="The tool's name on its server.")],
+    arguments: Annotated[
+        str, typer.Argument(metavar="[ARGS_JSON]", help="The arguments, a JSON object.")
+    ] = "{}",
+    accept_defaults: Annotated[
+        bool,
+        typer.Option(
+            "--accept-defaults", help="Answer a server's request for input with its defaults."
+        ),
+    ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help=DEBUG_HELP)] = False,
+    cwd: Annotated[Path | None, typer.Option(help="The workspace to look in.")] = None,
+) -> None:
+    """Call one tool and print its result; exit 1 when the server says it failed."""
+
+    def action() -> int:
+        from agent_cli.commands.mcp_direct import call_tool
+
+        if debug:
+            start_debug_log()
+        return call_tool(target, tool, arguments, workspace_from(cwd), accept_defaults)
+
+    raise typer.Exit(guarded(debug, action))
+
+
+def login(
+    target: Annotated[str, typer.Argument(metavar="NAME|URL", help=TARGET_HELP)],
+    debug: Annotated[bool, typer.Option("--debug", help=DEBUG_HELP)] = False,
+    cwd: Annotated[Path | None, typer.Option(help="The workspace to look in.")] = None,
+) -> None:
+    """Log in to an HTTP server in your browser (OAuth); its tokens are kept for later runs."""
+
+    def action() -> int:
+        from agent_cli.commands.mcp_direct import login as log_in
+
+        if debug:
+            start_debug_log()
+        return log_in(target, workspace_from(cwd))
+
+    raise typer.Exit(guarded(debug, action))
+
+
+def logout(
+    target: Annotated[str, typer.Argument(metavar="NAME|URL", help=TARGET_HELP)],
+    debug: Annotated[bool, typer.Option("--debug", help=DEBUG_HELP)] = False,
+    cwd: Annotated[Path | None, typer.Option(help="The workspace to look in.")] = None,
+) -> None:
+    """Forget the tokens a login kept for an HTTP server."""
+
+    def action() -> int:
+        from agent_cli.commands.mcp_direct import logout as log_out
+
+        if debug:
+            start_debug_log()
+        return log_out(target, workspace_from(cwd))
+
+    raise typer.Exit(guarded(debug, action))
+
+
 # -------------------------------------------------------------------- trust
 
 
@@ -322,6 +419,14 @@ def trust_question(file: Path, servers: list[ServerConfig]) -> str:
 
     if servers and isinstance(servers[0], ProjectHook):  # its hooks ask through the same door
         return hooks_question(file, servers)
+    from agent_cli.tools.mcp_auth import LoginRequest
+
+    if servers and isinstance(servers[0], LoginRequest):  # a server's OAuth login, asked first
+        name, url = servers[0]
+        return (
+            f"The MCP server {name!r} needs you to log in. Open this address in your browser "
+            f"to log in?\n  {url}"
+        )
     lines = [f"{file} wants to start these MCP servers:"]
     for server in servers:
         if server.url:

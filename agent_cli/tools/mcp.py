@@ -91,7 +91,6 @@ class OAuthSettings:
     client_id: str = ""
     client_secret_env: str = ""
     client_metadata_url: str = ""  # an https URL of this client's metadata document (CIMD)
-    scopes: tuple[str, ...] = ()  # asked for when neither the challenge nor the server says
     callback_port: int = 0  # the loopback redirect's port (0: any free one)
 
 
@@ -362,6 +361,7 @@ class _Server:
         self.error = ""
         self.notices: list[str] = []
         self._client: Any = None  # mcp.client.Client, while connected
+        self._auth: Any = None  # an HTTP server's httpx2.Auth (its OAuth login), once started
         self._spawned: list[Any] = []  # the stdio server's process (anyio), once spawned
         self._runner: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
@@ -369,6 +369,11 @@ class _Server:
         self._broken = False
         self._lock = asyncio.Lock()
         self.ended = False  # the session closed it: never started again
+
+    @property
+    def client(self) -> Any:
+        """The SDK's `Client` while connected (None otherwise)."""
+        return self._client
 
     @property
     def alive(self) -> bool:
@@ -418,7 +423,7 @@ class _Server:
         self._closing, self._broken, self._spawned = asyncio.Event(), False, []
         self._runner = asyncio.create_task(self._run(ready, self._closing, self._spawned))
         try:
-            self.listing = await asyncio.wait_for(asyncio.shield(ready), self.start_timeout)
+            self.listing = await self._ready(ready)
         except TimeoutError:
             ready.add_done_callback(_retrieve)  # its error, set once closed, is said here
             await self.close()
@@ -429,6 +434,16 @@ class _Server:
             return False
         self.error = ""
         return True
+
+    async def _ready(self, ready: asyncio.Future[list[Listed]]) -> list[Listed]:
+        """The start's listing, within the start timeout — which does not run out while the
+        person is logging in (the login has a time limit of its own)."""
+        while True:
+            try:
+                return await asyncio.wait_for(asyncio.shield(ready), self.start_timeout)
+            except TimeoutError:
+                if not getattr(self._auth, "awaiting_person", False):
+                    raise
 
     async def _run(
         self, ready: asyncio.Future[list[Listed]], closing: asyncio.Event, spawned: list[Any]
@@ -474,6 +489,7 @@ class _Server:
         async with contextlib.AsyncExitStack() as stack:
             hooks = self.hooks
             auth = hooks.auth(config) if hooks.auth is not None and config.url else None
+            self._auth = auth
             if config.url and config.sse:
                 from mcp.client.sse import sse_client
 
@@ -668,6 +684,10 @@ class _Server:
                 text = f"The MCP server {name!r} refused the call: {e}"
                 return ToolResult(text, is_error=True), "ok"
             self._broken = True
+            if failure := getattr(self._auth, "failure", ""):  # a login during the call failed
+                return ToolResult(
+                    f"The MCP server {name!r} needs a login: {failure}", True
+                ), "failed"
             codes = await _exit_codes(self._spawned)
             how = f" (exit code {codes[0]})" if codes else ""
             text = (
@@ -918,6 +938,16 @@ class McpServers:
     def serving(self, offer: str) -> dict[str, _Server]:
         """The servers (by name) that serve `offer` ("resources", "prompts")."""
         return {s.config.name: s for s in self._servers if offer in s.offers}
+
+    async def connect(self, name: str) -> tuple[list[Listed], Any]:
+        """Start the server `name` now, for `agent mcp tools/call`: its tools as it lists them,
+        and its SDK client (ended by `aclose`). A `ToolError` says why it did not start."""
+        server = next((s for s in self._servers if s.config.name == name), None)
+        if server is None:
+            raise ToolError(f"There is no MCP server {name!r} here (or it is disabled).")
+        if not server.alive and not await server.start():
+            raise ToolError(f"The MCP server {name!r} could not be started: {server.error}.")
+        return list(server.listing), server.client
 
     async def aclose(self) -> None:
         """End every server and whatever its process group left running."""

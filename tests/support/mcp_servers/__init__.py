@@ -1,7 +1,8 @@
 """Real MCP servers written with the `mcp` SDK, run as subprocesses by the tests.
 
-`server.py` is one configurable server (stdio or Streamable HTTP); `SERVER`
-is its path, for a `command`/`args` entry.
+`server.py` is one configurable server (stdio, Streamable HTTP or SSE); `SERVER`
+is its path, for a `command`/`args` entry. `oauth_server.py` is a Streamable HTTP
+server behind OAuth (its own authorization server too), `OAUTH_SERVER`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 
 SERVER = Path(__file__).resolve().parent / "server.py"
+OAUTH_SERVER = Path(__file__).resolve().parent / "oauth_server.py"
 
 
 def stdio_args(*options: str) -> list[str]:

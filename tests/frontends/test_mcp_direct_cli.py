@@ -1,0 +1,172 @@
+"""`agent mcp tools|call|login|logout` end to end, against real servers: the test server on
+stdio and Streamable HTTP, and an OAuth-protected one (with the browser stand-in as
+`$BROWSER`). Each command is its own process, as a person runs them."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_cli import mcp_config, paths
+from tests.support.cli import agent_process, err, out
+from tests.support.mcp_servers import SERVER
+from tests.support.oauth import Guarded, browser_env, guarded_server, visits
+
+
+def one_sentence(result) -> bool:
+    text = err(result).strip()
+    return "Traceback" not in text and len(text.splitlines()) == 1
+
+
+def test_tools_and_call_on_a_configured_server(workspace: Path):
+    mcp_config.add_server("docs", {"command": sys.executable, "args": [str(SERVER)]})
+    listed = agent_process(workspace, "mcp", "tools", "docs")
+    assert listed.returncode == 0, err(listed)
+    lines = out(listed).splitlines()
+    assert any(line.startswith("echo ") and "Say the text back." in line for line in lines)
+    as_json = agent_process(workspace, "mcp", "tools", "docs", "--json")
+    tools = {t["name"]: t for t in json.loads(out(as_json))}
+    assert tools["add"]["inputSchema"]["required"] == ["a", "b"]
+    assert tools["echo"]["readOnlyHint"] is True
+
+    added = agent_process(workspace, "mcp", "call", "docs", "add", '{"a": 2, "b": 3}')
+    assert (added.returncode, out(added).strip()) == (0, "5"), err(added)
+    failed = agent_process(workspace, "mcp", "call", "docs", "fail", '{"message": "no good"}')
+    assert failed.returncode == 1 and "Error executing tool fail" in out(failed)  # isError
+
+    for words, needle in (
+        (["call", "docs", "add", "{not json"], "ARGS_JSON is not valid JSON"),
+        (["call", "docs", "add", "[1, 2]"], "must be a JSON object"),
+        (["call", "docs", "nothing"], "has no tool 'nothing'"),
+        (["tools", "nowhere"], "There is no MCP server 'nowhere' (docs)"),
+    ):
+        result = agent_process(workspace, "mcp", *words)
+        assert result.returncode == 2 and one_sentence(result), (words, err(result))
+        assert needle in err(result)
+
+
+def test_a_url_needs_no_entry(workspace: Path, tmp_path: Path):
+    from tests.tools.test_mcp import _served
+
+    served = _served(tmp_path, "--http", "/mcp")
+    url = next(served)
+    try:
+        listed = agent_process(workspace, "mcp", "tools", url)
+        assert listed.returncode == 0 and "echo" in out(listed), err(listed)
+        echoed = agent_process(workspace, "mcp", "call", url, "echo", '{"text": "ad hoc"}')
+        assert out(echoed).strip() == "ad hoc"
+    finally:
+        served.close()
+    assert not mcp_config.user_file().exists()  # nothing was configured
+
+
+# ------------------------------------------------------------------ OAuth
+
+
+@pytest.fixture
+def guarded(tmp_path: Path):
+    with guarded_server(tmp_path) as server:
+        yield server
+
+
+def token_file() -> Path:
+    [found] = (paths.data_dir() / "mcp-auth").glob("*.json")
+    return found
+
+
+def test_a_401_starts_the_login_and_the_tokens_are_kept_0600_never_shown(
+    workspace: Path, tmp_path: Path, guarded: Guarded
+):
+    env = browser_env(tmp_path)
+    first = agent_process(
+        workspace, "mcp", "call", guarded.url, "hello", '{"name": "ada"}', "--debug", env=env
+    )
+    assert first.returncode == 0, err(first)
+    assert out(first).strip() == "hello, ada"
+    [authorize, callback] = visits(tmp_path)
+    assert "code_challenge_method=S256" in authorize and "resource=" in authorize
+    assert callback.startswith("http://127.0.0.1:") and "/callback?code=" in callback
+    assert f"opening your browser at:\n  {authorize}" in err(first)  # the address, printed too
+    [grant] = guarded.grants()
+    assert grant["grant"] == "authorization_code" and grant["resource"] == guarded.url
+
+    kept = token_file()
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
+    tokens = json.loads(kept.read_text())["tokens"]
+    secrets = [tokens["access_token"], tokens["refresh_token"]]
+    logs = [p.read_text() for p in paths.log_dir().glob("*.log")]
+    assert logs, "--debug wrote no log"
+    for secret in secrets:
+        assert secret not in out(first) + err(first)
+        assert not any(secret in text for text in logs), "a token reached the debug log"
+
+    again = agent_process(workspace, "mcp", "tools", guarded.url, env=env)
+    assert again.returncode == 0 and "hello" in out(again), err(again)
+    assert len(visits(tmp_path)) == 2 and len(guarded.grants()) == 1  # no second login
+    assert set(guarded.bearers()) == {tokens["access_token"]}
+
+
+def test_an_expired_token_is_refreshed_without_the_browser(
+    workspace: Path, tmp_path: Path, guarded: Guarded
+):
+    env = browser_env(tmp_path)
+    assert agent_process(workspace, "mcp", "tools", guarded.url, env=env).returncode == 0
+    kept = token_file()
+    data = json.loads(kept.read_text())
+    data["expires_at"] = 1.0  # its time has passed (as if the run were an hour later)
+    kept.write_text(json.dumps(data))
+    called = agent_process(workspace, "mcp", "call", guarded.url, "hello", '{"name": "b"}', env=env)
+    assert called.returncode == 0 and out(called).strip() == "hello, b", err(called)
+    assert [g["grant"] for g in guarded.grants()] == ["authorization_code", "refresh_token"]
+    assert len(visits(tmp_path)) == 2  # one login only
+    refreshed = json.loads(kept.read_text())["tokens"]["access_token"]
+    assert refreshed != data["tokens"]["access_token"] and guarded.bearers()[-1] == refreshed
+
+
+def test_a_403_for_more_scope_steps_up_once(workspace: Path, tmp_path: Path, guarded: Guarded):
+    env = browser_env(tmp_path)
+    done = agent_process(workspace, "mcp", "call", guarded.url, "admin", env=env)
+    assert done.returncode == 0 and out(done).strip() == "admin done", err(done)
+    scopes = [g["scopes"] for g in guarded.grants()]
+    assert scopes == [["read"], ["read", "admin"]]  # the challenge's scope, asked for again
+
+
+def test_login_and_logout(workspace: Path, tmp_path: Path, guarded: Guarded):
+    env = browser_env(tmp_path)
+    mcp_config.add_server("guarded", {"url": guarded.url})
+    logged = agent_process(workspace, "mcp", "login", "guarded", env=env)
+    assert logged.returncode == 0 and "Logged in to the MCP server 'guarded'" in out(logged)
+    assert token_file().exists()
+    again = agent_process(workspace, "mcp", "login", "guarded", env=env)  # a login anew
+    assert again.returncode == 0 and len(guarded.grants()) == 2
+    out_ = agent_process(workspace, "mcp", "logout", "guarded")
+    assert out_.returncode == 0 and "Logged out" in out(out_)
+    assert not list((paths.data_dir() / "mcp-auth").glob("*.json"))
+    nothing = agent_process(workspace, "mcp", "logout", "guarded")
+    assert "no login kept" in out(nothing)
+    mcp_config.add_server("local", {"command": sys.executable, "args": [str(SERVER)]})
+    stdio = agent_process(workspace, "mcp", "login", "local")
+    assert stdio.returncode == 2 and one_sentence(stdio) and "needs no login" in err(stdio)
+
+
+def test_agent_run_without_a_terminal_says_to_log_in(
+    workspace: Path, tmp_path: Path, guarded: Guarded
+):
+    from tests.support.fake_openai import FakeOpenAI, text
+
+    env = browser_env(tmp_path)
+    mcp_config.add_server("guarded", {"url": guarded.url})
+    with FakeOpenAI() as fake:
+        fake.add(text("Done."))
+        result = agent_process(workspace, "run", "hi", "--yes", fake=fake, env=env)
+    assert result.returncode == 0, err(result)
+    said = "The MCP server 'guarded' was left out: it needs you to log in: run `agent mcp login"
+    assert said in err(result)
+    assert visits(tmp_path) == []  # no browser without someone to use it
+    offered = [t["function"]["name"] for t in fake.requests[0]["tools"]]
+    assert not any(name.startswith("guarded_") for name in offered)

@@ -1,0 +1,220 @@
+"""An OAuth-protected MCP server for the tests, built on the SDK's authorization-server pieces.
+
+    python oauth_server.py --port PORT --log FILE [--token-seconds N]
+
+One process is both the authorization server (metadata, dynamic registration,
+an authorize endpoint that says yes at once by redirecting with a code, the token
+endpoint) and the resource server: Streamable HTTP on `/mcp`, which answers 401
+without a valid token. Tokens carry the scope `read`; the tool `admin` needs `admin`
+too, and a call to it with less is answered 403 `insufficient_scope` (a step-up).
+Access tokens live `--token-seconds` (default an hour), so a test can see a refresh.
+
+Every token request is a JSON line in `--log` (its grant type, scopes, resource), and
+so is every MCP request's bearer token ("bearer"), for the tests to read.
+"""
+
+import argparse
+import json
+import secrets
+import time
+
+READ, ADMIN = "read", "admin"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--token-seconds", type=int, default=3600)
+    options = parser.parse_args()
+    serve(options.port, options.log, options.token_seconds)
+
+
+def note(log: str, **fields) -> None:
+    with open(log, "a") as out:
+        out.write(json.dumps(fields) + "\n")
+
+
+def provider(log: str, lifetime: int):
+    from mcp.server.auth.provider import (
+        AccessToken,
+        AuthorizationCode,
+        RefreshToken,
+        construct_redirect_uri,
+    )
+    from mcp.shared.auth import OAuthToken
+
+    class Provider:
+        """Says yes to every authorization: the person of the test always agrees."""
+
+        def __init__(self) -> None:
+            self.clients, self.codes, self.access, self.refresh = {}, {}, {}, {}
+
+        async def get_client(self, client_id):
+            return self.clients.get(client_id)
+
+        async def register_client(self, client_info):
+            client_info.scope = f"{READ} {ADMIN}"  # may ask for either (a step-up asks for both)
+            self.clients[client_info.client_id] = client_info
+
+        async def authorize(self, client, params):
+            code = secrets.token_urlsafe(16)
+            self.codes[code] = AuthorizationCode(
+                code=code,
+                scopes=params.scopes or [READ],
+                expires_at=time.time() + 300,
+                client_id=client.client_id,
+                code_challenge=params.code_challenge,
+                redirect_uri=params.redirect_uri,
+                redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+                resource=params.resource,
+            )
+            return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+
+        async def load_authorization_code(self, client, code):
+            return self.codes.get(code)
+
+        async def exchange_authorization_code(self, client, code):
+            del self.codes[code.code]
+            note(log, grant="authorization_code", scopes=code.scopes, resource=code.resource)
+            return self.issue(client.client_id, code.scopes, code.resource)
+
+        async def load_refresh_token(self, client, refresh_token):
+            return self.refresh.get(refresh_token)
+
+        async def exchange_refresh_token(self, client, refresh_token, scopes):
+            del self.refresh[refresh_token.token]
+            chosen = scopes or refresh_token.scopes
+            note(log, grant="refresh_token", scopes=chosen, resource=refresh_token.resource)
+            return self.issue(client.client_id, chosen, refresh_token.resource)
+
+        async def load_access_token(self, token):
+            found = self.access.get(token)
+            note(log, bearer=token, valid=bool(found and found.expires_at > time.time()))
+            if found is None or found.expires_at <= time.time():
+                return None
+            return found
+
+        async def revoke_token(self, token):
+            self.access.pop(token.token, None)
+
+        def issue(self, client_id, scopes, resource):
+            access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+            until = int(time.time()) + lifetime
+            self.access[access] = AccessToken(
+                token=access,
+                client_id=client_id,
+                scopes=scopes,
+                expires_at=until,
+                resource=resource,
+            )
+            self.refresh[refresh] = RefreshToken(
+                token=refresh, client_id=client_id, scopes=scopes, resource=resource
+            )
+            return OAuthToken(
+                access_token=access,
+                expires_in=lifetime,
+                refresh_token=refresh,
+                scope=" ".join(scopes),
+            )
+
+    return Provider()
+
+
+def step_up(app, base: str):
+    """A call to `admin` with a token lacking the `admin` scope: 403 insufficient_scope."""
+
+    async def guarded(scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await app(scope, receive, send)
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        user = scope.get("user")
+        granted = set(getattr(scope.get("auth"), "scopes", None) or [])
+        try:
+            request = json.loads(body or b"{}")
+        except ValueError:
+            request = {}
+        asked = isinstance(request, dict) and request.get("method") == "tools/call"
+        known = getattr(user, "is_authenticated", False)
+        admin = asked and request.get("params", {}).get("name") == "admin"
+        if admin and known and ADMIN not in granted:
+            challenge = (
+                f'Bearer error="insufficient_scope", scope="{READ} {ADMIN}", '
+                f'resource_metadata="{base}/.well-known/oauth-protected-resource/mcp"'
+            )
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 403,
+                    "headers": [(b"www-authenticate", challenge.encode())],
+                }
+            )
+            await send({"type": "http.response.body", "body": b""})
+            return None
+
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if replayed:  # the body was read: what follows (a disconnect) is the client's
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        return await app(scope, replay, send)
+
+    return guarded
+
+
+def serve(port: int, log: str, lifetime: int) -> None:
+    import uvicorn
+    from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+    from mcp.server.mcpserver import MCPServer
+
+    base = f"http://127.0.0.1:{port}"
+    server = MCPServer(
+        "guarded",
+        auth_server_provider=provider(log, lifetime),
+        auth=AuthSettings(
+            issuer_url=base,
+            resource_server_url=f"{base}/mcp",
+            client_registration_options=ClientRegistrationOptions(
+                enabled=True, valid_scopes=[READ, ADMIN], default_scopes=[READ]
+            ),
+            required_scopes=[READ],
+            validate_token_resource=False,
+        ),
+    )
+
+    @server.tool()
+    def hello(name: str) -> str:
+        """Greet someone (any token with `read`)."""
+        return f"hello, {name}"
+
+    @server.tool()
+    def admin() -> str:
+        """Something only a token with `admin` may do."""
+        return "admin done"
+
+    from starlette.middleware import Middleware
+
+    app = server.streamable_http_app()
+    # Innermost: the step-up check runs after authentication (it reads the token's scopes).
+    app.user_middleware.append(Middleware(_StepUp, base=base))
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+class _StepUp:
+    def __init__(self, app, base: str) -> None:
+        self.guarded = step_up(app, base)
+
+    async def __call__(self, scope, receive, send):
+        await self.guarded(scope, receive, send)
+
+
+if __name__ == "__main__":
+    main()
