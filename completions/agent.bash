@@ -5,7 +5,7 @@
 _agent_commands() {
     case "$1" in
         "") echo "run undo mcp skills providers models agents acp sessions config subagents tasks sandbox lsp" ;;
-        "mcp") echo "list add rm" ;;
+        "mcp") echo "list add rm tools call login logout" ;;
         "skills") echo "list show enable disable" ;;
         "providers") echo "list add rm" ;;
         "sessions") echo "list show export fork rm" ;;
@@ -24,6 +24,10 @@ _agent_options() {
         "mcp list") echo "--debug --cwd --help -h" ;;
         "mcp add") echo "--url --header --env --timeout-ms --debug --help -h" ;;
         "mcp rm") echo "--debug --help -h" ;;
+        "mcp tools") echo "--json --debug --cwd --help -h" ;;
+        "mcp call") echo "--accept-defaults --debug --cwd --help -h" ;;
+        "mcp login") echo "--debug --cwd --help -h" ;;
+        "mcp logout") echo "--debug --cwd --help -h" ;;
         "skills") echo "--help -h" ;;
         "skills list") echo "--cwd --help -h" ;;
         "skills show") echo "--cwd --help -h" ;;
@@ -71,6 +75,10 @@ _agent_value_options() {
         "mcp list") echo "--cwd" ;;
         "mcp add") echo "--url --header --env --timeout-ms" ;;
         "mcp rm") echo "" ;;
+        "mcp tools") echo "--cwd" ;;
+        "mcp call") echo "--cwd" ;;
+        "mcp login") echo "--cwd" ;;
+        "mcp logout") echo "--cwd" ;;
         "skills") echo "" ;;
         "skills list") echo "--cwd" ;;
         "skills show") echo "--cwd" ;;
@@ -122,6 +130,10 @@ _agent_values() {
         "run --image") echo "@file" ;;
         "undo --cwd") echo "@folder" ;;
         "mcp list --cwd") echo "@folder" ;;
+        "mcp tools --cwd") echo "@folder" ;;
+        "mcp call --cwd") echo "@folder" ;;
+        "mcp login --cwd") echo "@folder" ;;
+        "mcp logout --cwd") echo "@folder" ;;
         "skills list --cwd") echo "@folder" ;;
         "skills show --cwd") echo "@folder" ;;
         "skills enable --cwd") echo "@folder" ;;

@@ -6,7 +6,7 @@ function __agent_commands --argument-names path
         case ''
             printf '%s\n' run undo mcp skills providers models agents acp sessions config subagents tasks sandbox lsp
         case 'mcp'
-            printf '%s\n' list add rm
+            printf '%s\n' list add rm tools call login logout
         case 'skills'
             printf '%s\n' list show enable disable
         case 'providers'
@@ -34,6 +34,14 @@ function __agent_value_options --argument-names path
             printf '%s\n' --cwd
         case 'mcp add'
             printf '%s\n' --url --header --env --timeout-ms
+        case 'mcp tools'
+            printf '%s\n' --cwd
+        case 'mcp call'
+            printf '%s\n' --cwd
+        case 'mcp login'
+            printf '%s\n' --cwd
+        case 'mcp logout'
+            printf '%s\n' --cwd
         case 'skills list'
             printf '%s\n' --cwd
         case 'skills show'
@@ -110,7 +118,7 @@ end
 complete -c agent -f
 complete -c agent -n '__agent_at \'\'' -a run -d 'Run one request to its end and print the answer (for scripts and CI).'
 complete -c agent -n '__agent_at \'\'' -a undo -d 'Restore the files as they were before the agent\'s last change.'
-complete -c agent -n '__agent_at \'\'' -a mcp -d 'MCP servers: list them with their tools, add one, remove one.'
+complete -c agent -n '__agent_at \'\'' -a mcp -d 'MCP servers: list them, add or remove one, list or call one\'s tools, log in.'
 complete -c agent -n '__agent_at \'\'' -a skills -d 'List, show, and switch on or off the skills the model may use.'
 complete -c agent -n '__agent_at \'\'' -a providers -d 'Model services: list them (presets included), add one with its key, remove one.'
 complete -c agent -n '__agent_at \'\'' -a models -d 'List the models the provider\'s server offers, with each one\'s context window.'
@@ -160,6 +168,10 @@ complete -c agent -n '__agent_at \'undo\'' -l help -s h -d 'Show the help and ex
 complete -c agent -n '__agent_at \'mcp\'' -a list -d 'Each server: where it is configured, whether it starts, and its tools as the model sees them.'
 complete -c agent -n '__agent_at \'mcp\'' -a add -d 'Add (or replace) a server in your mcp.json: `-- COMMAND ARGS...` or `--url URL`.'
 complete -c agent -n '__agent_at \'mcp\'' -a rm -d 'Remove a server from your mcp.json (other entries are kept).'
+complete -c agent -n '__agent_at \'mcp\'' -a tools -d 'Start one server and list its tools as it names them (a 401 starts the login).'
+complete -c agent -n '__agent_at \'mcp\'' -a call -d 'Call one tool and print its result; exit 1 when the server says it failed.'
+complete -c agent -n '__agent_at \'mcp\'' -a login -d 'Log in to an HTTP server in your browser (OAuth); its tokens are kept for later runs.'
+complete -c agent -n '__agent_at \'mcp\'' -a logout -d 'Forget the tokens a login kept for an HTTP server.'
 complete -c agent -n '__agent_at \'mcp\'' -l help -s h -d 'Show the help and exit.'
 complete -c agent -n '__agent_at \'mcp list\'' -l debug -d 'Write a debug log; show tracebacks.'
 complete -c agent -n '__agent_at \'mcp list\'' -l cwd -x -a '(__fish_complete_directories (commandline -ct))' -d 'The workspace to look in.'
@@ -172,6 +184,20 @@ complete -c agent -n '__agent_at \'mcp add\'' -l debug -d 'Write a debug log; sh
 complete -c agent -n '__agent_at \'mcp add\'' -l help -s h -d 'Show the help and exit.'
 complete -c agent -n '__agent_at \'mcp rm\'' -l debug -d 'Write a debug log; show tracebacks.'
 complete -c agent -n '__agent_at \'mcp rm\'' -l help -s h -d 'Show the help and exit.'
+complete -c agent -n '__agent_at \'mcp tools\'' -l json -d 'The listing as JSON.'
+complete -c agent -n '__agent_at \'mcp tools\'' -l debug -d 'Write a debug log; show tracebacks.'
+complete -c agent -n '__agent_at \'mcp tools\'' -l cwd -x -a '(__fish_complete_directories (commandline -ct))' -d 'The workspace to look in.'
+complete -c agent -n '__agent_at \'mcp tools\'' -l help -s h -d 'Show the help and exit.'
+complete -c agent -n '__agent_at \'mcp call\'' -l accept-defaults -d 'Answer a server\'s request for input with its defaults.'
+complete -c agent -n '__agent_at \'mcp call\'' -l debug -d 'Write a debug log; show tracebacks.'
+complete -c agent -n '__agent_at \'mcp call\'' -l cwd -x -a '(__fish_complete_directories (commandline -ct))' -d 'The workspace to look in.'
+complete -c agent -n '__agent_at \'mcp call\'' -l help -s h -d 'Show the help and exit.'
+complete -c agent -n '__agent_at \'mcp login\'' -l debug -d 'Write a debug log; show tracebacks.'
+complete -c agent -n '__agent_at \'mcp login\'' -l cwd -x -a '(__fish_complete_directories (commandline -ct))' -d 'The workspace to look in.'
+complete -c agent -n '__agent_at \'mcp login\'' -l help -s h -d 'Show the help and exit.'
+complete -c agent -n '__agent_at \'mcp logout\'' -l debug -d 'Write a debug log; show tracebacks.'
+complete -c agent -n '__agent_at \'mcp logout\'' -l cwd -x -a '(__fish_complete_directories (commandline -ct))' -d 'The workspace to look in.'
+complete -c agent -n '__agent_at \'mcp logout\'' -l help -s h -d 'Show the help and exit.'
 complete -c agent -n '__agent_at \'skills\'' -a list -d 'List the skills: name, on/off, where each comes from, and its description.'
 complete -c agent -n '__agent_at \'skills\'' -a show -d 'Print a skill: its front matter, where it comes from, and its instructions.'
 complete -c agent -n '__agent_at \'skills\'' -a enable -d 'Switch a skill on (the default): the model sees it again, in every workspace.'

@@ -17,7 +17,7 @@ import typer
 SUMMARIES = {
     "run": "Run one request to its end and print the answer (for scripts and CI).",
     "undo": "Restore the files as they were before the agent's last change.",
-    "mcp": "MCP servers: list them with their tools, add one, remove one.",
+    "mcp": "MCP servers: list them, add or remove one, list or call one's tools, log in.",
     "skills": "List, show, and switch on or off the skills the model may use.",
     "providers": "Model services: list them (presets included), add one with its key, remove one.",
     "models": "List the models the provider's server offers, with each one's context window.",
