@@ -1,0 +1,103 @@
+"""OAuth for MCP servers in a session (tools/mcp_auth.py through wiring's McpTools), against
+the OAuth-protected test server on loopback: the person is asked first, a no leaves the
+server out, a yes opens `$BROWSER`; and the token store and loopback listener themselves."""
+
+from __future__ import annotations
+
+import asyncio
+import stat
+from pathlib import Path
+
+import pytest
+
+from agent_cli import mcp_config
+from agent_cli.commands.mcp import trust_question
+from agent_cli.errors import McpLoginError
+from agent_cli.tools.mcp import OAuthSettings, ServerConfig
+from agent_cli.tools.mcp_auth import Loopback, TokenStore, free_port, store_file
+from agent_cli.wiring import McpTools
+from tests.support.oauth import browser_env, guarded_server, visits
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+@pytest.mark.parametrize("answer", [True, False])
+async def test_a_session_asks_before_a_login(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: bool
+):
+    for name, value in browser_env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    asked: list[str] = []
+
+    async def ask(file: Path, items: list) -> bool:
+        asked.append(trust_question(file, items))
+        return answer
+
+    with guarded_server(tmp_path) as server:
+        mcp_config.add_server("guarded", {"url": server.url})
+        session_tools = McpTools(workspace, ask)
+        try:
+            tools, notices = await asyncio.wait_for(session_tools.tools(), 120)
+        finally:
+            await session_tools.aclose()
+    [question] = asked
+    assert question.startswith("The MCP server 'guarded' needs you to log in.")
+    assert "/authorize?" in question  # the address is shown in the question
+    names = [tool.name for tool in tools]
+    if answer:
+        assert "guarded_hello" in names and notices == []
+        assert len(visits(tmp_path)) == 2  # the page, then the loopback callback
+    else:
+        assert names == [] and visits(tmp_path) == []
+        assert "you did not log in: run `agent mcp login guarded`" in notices[0]
+
+
+async def test_the_store_writes_0600_and_a_pre_registered_client_needs_its_secret():
+    settings = OAuthSettings(client_id="app", client_secret_env="APP_SECRET")
+    config = ServerConfig("s", url="https://mcp.example/mcp", oauth=settings)
+    store = TokenStore(config, {}, "http://127.0.0.1:9/callback")
+    with pytest.raises(McpLoginError, match=r"\$APP_SECRET, which is not set"):
+        await store.get_client_info()
+    store.env = {"APP_SECRET": "s3cret-value"}
+    client = await store.get_client_info()
+    assert (client.client_id, client.client_secret) == ("app", "s3cret-value")
+    assert client.token_endpoint_auth_method == "client_secret_basic"
+
+    from mcp.shared.auth import OAuthToken
+
+    await store.set_tokens(OAuthToken(access_token="a" * 20, refresh_token="r" * 20, expires_in=60))
+    assert store.file == store_file(config.url)
+    assert stat.S_IMODE(store.file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(store.file.parent.stat().st_mode) == 0o700
+    assert (await store.get_tokens()).access_token == "a" * 20
+    assert store.expires_at() is not None and store.has_tokens()
+    store.forget_tokens()
+    assert not store.has_tokens() and store.forget() and not store.forget()
+
+
+async def test_the_listener_takes_one_answer_on_its_path_only():
+    loopback = Loopback(free_port())
+    await loopback.start()
+
+    async def get(path: str) -> bytes:
+        reader, writer = await asyncio.open_connection("127.0.0.1", loopback.port)
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        await writer.drain()
+        answer = await reader.read()
+        writer.close()
+        return answer
+
+    assert (await get("/favicon.ico")).startswith(b"HTTP/1.1 404")
+    assert b"You are logged in." in await get("/callback?code=c1&state=s1")
+    assert await loopback.answer(timeout=5) == {"code": "c1", "state": "s1"}
+    with pytest.raises(OSError):  # closed once answered
+        await asyncio.open_connection("127.0.0.1", loopback.port)
+    waiting = Loopback(free_port())
+    await waiting.start()
+    with pytest.raises(McpLoginError, match=r"no login came back within 0\.1 s"):
+        await waiting.answer(timeout=0.1)
