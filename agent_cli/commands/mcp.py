@@ -133,10 +133,16 @@ def _list(workspace: Path) -> int:
     for key in keys.values():
         reset(key)  # a person asked to check them: each starts again
 
+    from agent_cli.tools.mcp import ClientHooks
+    from agent_cli.tools.mcp_auth import oauth, refuse
+
+    # A login kept is used; one not yet made is said, not started (`agent mcp login` does it).
+    hooks = ClientHooks(auth=lambda config: oauth(config, os.environ, refuse))
+
     async def ask() -> tuple[list[ServerStatus], list[str]]:
         servers = McpServers(
             list(chosen.values()), workspace, os.environ, env_policy=policy,
-            sandbox=sandbox_of(settings),
+            sandbox=sandbox_of(settings), hooks=hooks,
         )  # fmt: skip
         try:
             _, notices = await servers.tools()

@@ -170,3 +170,19 @@ def test_agent_run_without_a_terminal_says_to_log_in(
     assert visits(tmp_path) == []  # no browser without someone to use it
     offered = [t["function"]["name"] for t in fake.requests[0]["tools"]]
     assert not any(name.startswith("guarded_") for name in offered)
+
+
+def test_list_uses_a_kept_login_and_says_when_one_is_needed(
+    workspace: Path, tmp_path: Path, guarded: Guarded
+):
+    mcp_config.add_server("guarded", {"url": guarded.url})
+    before = agent_process(workspace, "mcp", "list", env=browser_env(tmp_path))
+    line = next(x for x in out(before).splitlines() if x.startswith("guarded"))
+    assert "failed: it needs you to log in: run `agent mcp login guarded`" in line
+    assert visits(tmp_path) == []
+    assert (
+        agent_process(workspace, "mcp", "login", "guarded", env=browser_env(tmp_path)).returncode
+        == 0
+    )
+    after = agent_process(workspace, "mcp", "list")
+    assert "guarded  [user " in out(after) and "ok, 2 tools" in out(after), err(after)
