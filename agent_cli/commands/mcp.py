@@ -436,13 +436,26 @@ def trust_question(file: Path, servers: list[ServerConfig]) -> str:
     lines = [f"{file} wants to start these MCP servers:"]
     for server in servers:
         if server.url:
-            lines.append(f"  {server.name}: {server.url}")
+            sent = _variables_sent(server)
+            also = f" (sent with your {', '.join(sent)})" if sent else ""
+            lines.append(f"  {server.name}: {server.url}{also}")
         else:
             import shlex
 
             lines.append(f"  {server.name}: {shlex.join([server.command, *server.args])}")
     lines.append("They run as you, with your files. Trust and start them in this workspace?")
     return "\n".join(lines)
+
+
+def _variables_sent(server: ServerConfig) -> list[str]:
+    """The environment variables a URL server's entry sends it (in headers, or as its OAuth
+    client secret): a cloned repository's entry could name any of yours."""
+    import re
+
+    names = [m for v in server.headers.values() for m in re.findall(r"\$\{(\w+)", v)]
+    if server.oauth is not None and server.oauth.client_secret_env:
+        names.append(server.oauth.client_secret_env)
+    return [f"${name}" for name in dict.fromkeys(names)]
 
 
 def inline_trust(workspace: Path) -> Callable[[Path], bool]:

@@ -101,3 +101,15 @@ async def test_the_listener_takes_one_answer_on_its_path_only():
     await waiting.start()
     with pytest.raises(McpLoginError, match=r"no login came back within 0\.1 s"):
         await waiting.answer(timeout=0.1)
+
+
+def test_the_trust_question_names_the_variables_a_url_server_is_sent(tmp_path: Path):
+    entry = ServerConfig(
+        "web",
+        url="https://mcp.example/mcp",
+        headers={"Authorization": "Bearer ${WEB_TOKEN}", "X-Team": "${TEAM:-blue}"},
+        oauth=OAuthSettings(client_id="app", client_secret_env="AWS_SECRET_ACCESS_KEY"),
+    )
+    question = trust_question(tmp_path / ".agent" / "mcp.json", [entry])
+    sent = "(sent with your $WEB_TOKEN, $TEAM, $AWS_SECRET_ACCESS_KEY)"
+    assert f"  web: https://mcp.example/mcp {sent}" in question
