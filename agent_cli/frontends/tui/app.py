@@ -25,7 +25,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.theme import Theme
 from textual.timer import Timer
-from textual.widget import AwaitMount
+from textual.widget import AwaitMount, Widget
 
 from agent_cli.engine.elicitation import ElicitationRequest
 from agent_cli.engine.items import AssistantItem, NoticeItem, ToolItem
@@ -78,6 +78,7 @@ STYLES = (  # one beside each widget's module
     "completion_menu.tcss",
     "search_bar.tcss",
     "status_line.tcss",
+    "welcome.tcss",
     "plan_view.tcss",
     "pending_view.tcss",
     "image_chips.tcss",
@@ -135,6 +136,7 @@ class AgentApp(App[int]):
         self._flooding = False
         self._typed_first = False  # the news waits for a key's frame (at most one frame)
         self._interrupted = 0.0
+        self.welcome: Widget | None = None  # the first start's welcome, while it shows
         self._escaped = 0.0
         self._query = ""
         self._matches: list[int] = []
@@ -159,6 +161,7 @@ class AgentApp(App[int]):
         self._show_status()
         self.plan_view.plan = self.session.conversation.plan
         await self.transcript.show(self.session.conversation.items)
+        self._welcome()
         for problem in [*self.theme_problems, *self.interactive.commands.take_warnings()]:
             self.transcript.add_reply(problem, "warn")
         self.composer.focus_input()
@@ -289,6 +292,9 @@ class AgentApp(App[int]):
         if batch.spent is not None:
             status.run_in += batch.spent.input_tokens
             status.run_out += batch.spent.output_tokens
+        if batch.added and self.welcome is not None:  # gone with the first message
+            self.welcome.remove()
+            self.welcome = None
         mounting = self.transcript.added(batch.added) if batch.added else None
         for key, text in batch.text.items():
             view = self.transcript.view(key)
@@ -572,12 +578,26 @@ class AgentApp(App[int]):
         self._unsubscribe()
         self._unsubscribe = self._subscribe(session)
 
+    def _welcome(self) -> None:
+        """An empty conversation opens with the welcome where the transcript will be."""
+        from agent_cli.frontends.tui.welcome import Welcome
+
+        if self.welcome is not None:
+            self.welcome.remove()
+            self.welcome = None
+        conversation = self.session.conversation
+        if not conversation.items:
+            workspace, model = self.interactive.workspace, self.status.model
+            self.welcome = Welcome(workspace, model, self.session.mode)
+            self.transcript.mount(self.welcome)
+
     async def _show_session(self) -> None:
         self._query, self._matches = "", []
         self._show_status()
         self.plan_view.plan = self.session.conversation.plan
         self.pending_view.messages = self.session.pending.messages
         await self.transcript.show(self.session.conversation.items)
+        self._welcome()
 
     async def _open_picker(self, action: str) -> bool:
         """The picker a reply asked for (pickers.py); False when there is nothing to pick."""

@@ -89,3 +89,23 @@ async def test_the_status_line_says_what_the_run_does_and_escape_stops_it(
         assert recorder.finished() == ["stopped"]
         assert app.status.state == "idle" and "esc to interrupt" not in str(app.status.render())
         assert str(app.status.render()).endswith("idle")
+
+
+async def test_the_welcome_shows_where_and_how_and_goes_with_the_first_message(
+    app: AgentApp, fake: FakeOpenAI, workspace: Path
+):
+    from agent_cli.frontends.tui.welcome import Welcome
+
+    fake.add(text("Hello."))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        (welcome,) = app.transcript.query(Welcome)
+        shown = str(welcome.render())
+        assert str(workspace) in shown and "openai/m1" in shown and "mode ask" in shown
+        for hint in ("/help", "@", "!", "Ctrl+J"):
+            assert hint in shown
+        await send(pilot, app, "hi")
+        await settle(pilot, app)
+        assert not app.transcript.query(Welcome), "gone with the first message"
+        await send(pilot, app, "/new")
+        await until(pilot, lambda: bool(app.transcript.query(Welcome)))

@@ -1,0 +1,34 @@
+"""The first start's welcome, where the transcript will be: the workspace, the model and
+the mode, and where to begin. It goes with the first message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.content import Content
+from textual.widgets import Static
+
+HINTS = (
+    ("/help", "the commands and keys"),
+    ("@", "attach a file"),
+    ("!", "run a shell command"),
+    ("Ctrl+J", "a new line"),
+)
+
+
+class Welcome(Static):
+    """A few lines, in the theme's muted colours."""
+
+    def __init__(self, workspace: Path, model: str, mode: str) -> None:
+        lines = [
+            Content.from_markup("[b]agent[/b] in [b]$where", where=str(workspace)),
+            Content.from_markup(
+                "[$foreground-muted]model [/]$model[$foreground-muted] · mode [/]$mode",
+                model=model or "…",
+                mode=mode,
+            ),
+            Content(""),
+        ]
+        for key, what in HINTS:
+            lines.append(Content.from_markup("[b $accent]$key[/]  $what", key=key, what=what))
+        super().__init__(Content("\n").join(lines), id="welcome")
