@@ -21,7 +21,8 @@ class Welcome(Static):
 
     def __init__(self, workspace: Path, model: str, mode: str) -> None:
         lines = [
-            Content.from_markup("[b]agent[/b] in [b]$where", where=str(workspace)),
+            # The folder's name, as on the status line (the full path is its tooltip).
+            Content.from_markup("[b]agent[/b] in [b]$where", where=workspace.name or "/"),
             Content.from_markup(
                 "[$foreground-muted]model [/]$model[$foreground-muted] · mode [/]$mode",
                 model=model or "…",
@@ -30,5 +31,5 @@ class Welcome(Static):
             Content(""),
         ]
         for key, what in HINTS:
-            lines.append(Content.from_markup("[b $accent]$key[/]  $what", key=key, what=what))
+            lines.append(Content.from_markup("[b $accent]$key[/]$what", key=f"{key:<8}", what=what))
         super().__init__(Content("\n").join(lines), id="welcome")

@@ -185,3 +185,12 @@ def test_the_status_line_while_a_run_goes(snap_compare, workspace: Path):
         await steady_cursor(pilot)
 
     assert snap_compare(app, terminal_size=(80, 20), run_before=running)
+
+
+def test_the_welcome_of_a_first_start(snap_compare, workspace: Path):
+    session, _, _ = make_session(workspace, [])
+    session.conversation.model = "openai/m1"
+    interactive = Interactive(session, None, lambda c: session)
+    settings = dataclasses.replace(load_settings(workspace), reduce_motion=True)
+    app = AgentApp(interactive, settings)
+    assert snap_compare(app, terminal_size=(80, 20), run_before=steady_cursor)
