@@ -339,7 +339,7 @@ class LineRepl:
                     return 0
                 if action != "send":
                     continue
-            elif text.startswith("!"):
+            elif text.startswith("!") and sys.stdin.isatty():  # typed; piped text is a prompt
                 await self._own(text.strip())
                 continue
             reason = await self._send(text)

@@ -15,6 +15,7 @@ import pytest
 
 from agent_cli.frontends.own_command import HEAD_CAP, TAIL_CAP, OwnCommand
 from tests.frontends.test_line import PROMPT, enter, leave, repl
+from tests.support.cli import agent_process
 from tests.support.fake_openai import FakeOpenAI, text
 
 
@@ -93,3 +94,14 @@ async def test_the_output_for_the_model_keeps_its_start_and_end(tmp_path: Path):
     assert attachment.text.count("characters left out") == 1
     assert "\n1\n2\n3\n" in attachment.text and attachment.text.endswith("\n20000")
     assert len(attachment.text) < HEAD_CAP + TAIL_CAP + 200
+
+
+def test_a_piped_line_starting_with_an_exclamation_mark_is_never_run(fake, workspace):
+    """`cat TODO.md | agent` with a repository's `!curl … | sh` line in it: a prompt, not
+    the person's own command (only a person at a terminal types those)."""
+    fake.add(text("Noted."))
+    marker = workspace / "pwned"
+    done = agent_process(workspace, stdin=f"!touch {marker}\n", fake=fake)
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists()
+    assert told(fake) == f"!touch {marker}"
