@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import hmac
 import json
 import logging
 import os
@@ -219,20 +220,25 @@ class Loopback:
     """The redirect's listener: `http://127.0.0.1:PORT/callback`, for one answer.
 
     Started when the person is sent to the authorization page and closed when the
-    answer (or the time limit) comes. Anything but the callback path is a 404.
+    answer (or the time limit) comes. Anything but the callback path is a 404, and a
+    callback without the login's own `state` is refused while it goes on listening: a
+    page or process that calls first cannot cut the person's login short.
     """
 
     def __init__(self, port: int) -> None:
         self.port = port
         self._answer: asyncio.Future[dict[str, str]] | None = None
         self._server: asyncio.Server | None = None
+        self._state = ""
 
     @property
     def redirect(self) -> str:
         return f"http://127.0.0.1:{self.port}{CALLBACK_PATH}"
 
-    async def start(self) -> None:
+    async def start(self, state: str = "") -> None:
+        """Listen for the answer; `state` is the authorization URL's (none: any answer)."""
         await self.close()
+        self._state = state
         self._answer = asyncio.get_running_loop().create_future()
         try:
             self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
@@ -273,6 +279,10 @@ class Loopback:
                 writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
                 return
             query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+            given = query.get("state", "").encode()
+            if self._state and not hmac.compare_digest(given, self._state.encode()):
+                writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                return
             said = "The login failed." if "error" in query else "You are logged in."
             page = _DONE_PAGE.format(text=said).encode()
             head = "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
@@ -312,7 +322,7 @@ def oauth(config: ServerConfig, env: Mapping[str, str], present: Present) -> Any
     async def redirect(url: str) -> None:
         provider.awaiting_person, provider.failure = True, ""
         try:
-            await loopback.start()
+            await loopback.start(parse_qs(urlsplit(url).query).get("state", [""])[0])
             await present(config.name, url)
         except BaseException as e:
             provider.awaiting_person = False
