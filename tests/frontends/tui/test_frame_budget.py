@@ -8,7 +8,6 @@ too) and flushes as the app makes them; how fast is the benchmark's business (be
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import time
 
 import pytest
@@ -59,12 +58,11 @@ async def test_a_streamed_answer_paints_per_flush_at_most_30_flushes_a_second(
     async with app.run_test(size=SIZE) as pilot:
         app.composer.input.cursor_blink = False  # the input's own blink is not the stream's
         app.composer.input.set_text("write")
+        sent, first_frame = len(flushes), len(frames)
         await pilot.press("enter")
-        await until(pilot, lambda: app.feed.deltas > 0)
-        first_frame, first_flush = len(frames), len(flushes)
         await until(pilot, lambda: not app.session.running)
         streamed_frames = len(frames) - first_frame
-        streamed_flushes = len(flushes) - first_flush
+        streamed_flushes = len(flushes) - sent
         await settle(pilot, app)
         deltas = app.feed.deltas
         view = app.transcript.query_one(AssistantView)
@@ -73,8 +71,12 @@ async def test_a_streamed_answer_paints_per_flush_at_most_30_flushes_a_second(
     # Frames follow flushes, not deltas: a flush's layout and (Textual's cycles permitting)
     # its repaint, a little slack for the run's start and end; nothing per delta.
     assert streamed_frames <= 2 * streamed_flushes + 2, (streamed_frames, streamed_flushes)
-    gaps = [b - a for a, b in itertools.pairwise(flushes[:-1])]  # the end's comes at once
-    assert min(gaps) >= FLUSH_SECONDS * 0.9, "at most ~30 flushes a second"
+    # The rate over the stream, not the smallest gap: a flush the run's events ask for at
+    # once may follow a timed one closely, and a busy machine only ever lowers the rate.
+    streamed = flushes[sent:-1]  # the end's comes at once
+    assert len(streamed) > 10, streamed
+    seconds = streamed[-1] - streamed[0]
+    assert len(streamed) <= seconds / FLUSH_SECONDS * 1.1 + 3, "at most ~30 flushes a second"
 
 
 async def test_the_spinner_turns_in_the_streams_frames_not_frames_of_its_own(
