@@ -14,7 +14,8 @@ import re
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from types import ModuleType
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -336,6 +337,19 @@ def remove(
 TARGET_HELP = "A server's name in mcp.json, or its http(s):// address (no entry needed)."
 
 
+def _direct(debug: bool, act: Callable[[ModuleType], int]) -> NoReturn:
+    """Run one of mcp_direct's commands (imported only now: it loads the SDK) and exit."""
+
+    def action() -> int:
+        from agent_cli.commands import mcp_direct
+
+        if debug:
+            start_debug_log()
+        return act(mcp_direct)
+
+    raise typer.Exit(guarded(debug, action))
+
+
 def tools(
     target: Annotated[str, typer.Argument(metavar="NAME|URL", help=TARGET_HELP)],
     as_json: Annotated[bool, typer.Option("--json", help="The listing as JSON.")] = False,
@@ -344,14 +358,7 @@ def tools(
 ) -> None:
     """Start one server and list its tools as it names them (a 401 starts the login)."""
 
-    def action() -> int:
-        from agent_cli.commands.mcp_direct import list_tools
-
-        if debug:
-            start_debug_log()
-        return list_tools(target, workspace_from(cwd), as_json)
-
-    raise typer.Exit(guarded(debug, action))
+    _direct(debug, lambda direct: direct.list_tools(target, workspace_from(cwd), as_json))
 
 
 def call(
@@ -371,14 +378,12 @@ def call(
 ) -> None:
     """Call one tool and print its result; exit 1 when the server says it failed."""
 
-    def action() -> int:
-        from agent_cli.commands.mcp_direct import call_tool
-
-        if debug:
-            start_debug_log()
-        return call_tool(target, tool, arguments, workspace_from(cwd), accept_defaults)
-
-    raise typer.Exit(guarded(debug, action))
+    _direct(
+        debug,
+        lambda direct: direct.call_tool(
+            target, tool, arguments, workspace_from(cwd), accept_defaults
+        ),
+    )
 
 
 def login(
@@ -388,14 +393,7 @@ def login(
 ) -> None:
     """Log in to an HTTP server in your browser (OAuth); its tokens are kept for later runs."""
 
-    def action() -> int:
-        from agent_cli.commands.mcp_direct import login as log_in
-
-        if debug:
-            start_debug_log()
-        return log_in(target, workspace_from(cwd))
-
-    raise typer.Exit(guarded(debug, action))
+    _direct(debug, lambda direct: direct.login(target, workspace_from(cwd)))
 
 
 def logout(
@@ -405,14 +403,7 @@ def logout(
 ) -> None:
     """Forget the tokens a login kept for an HTTP server."""
 
-    def action() -> int:
-        from agent_cli.commands.mcp_direct import logout as log_out
-
-        if debug:
-            start_debug_log()
-        return log_out(target, workspace_from(cwd))
-
-    raise typer.Exit(guarded(debug, action))
+    _direct(debug, lambda direct: direct.logout(target, workspace_from(cwd)))
 
 
 # -------------------------------------------------------------------- trust

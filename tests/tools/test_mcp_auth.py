@@ -80,22 +80,24 @@ async def test_the_store_writes_0600_and_a_pre_registered_client_needs_its_secre
     assert not store.has_tokens() and store.forget() and not store.forget()
 
 
+async def get(loopback: Loopback, path: str) -> bytes:
+    """One GET on the listener, its whole answer."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", loopback.port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    return answer
+
+
 async def test_a_callback_without_the_logins_state_is_refused_and_the_listener_waits_on():
     loopback = Loopback(free_port())
     await loopback.start(state="s-right")
 
-    async def get(path: str) -> bytes:
-        reader, writer = await asyncio.open_connection("127.0.0.1", loopback.port)
-        writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-        await writer.drain()
-        answer = await reader.read()
-        writer.close()
-        return answer
-
-    assert (await get("/callback?code=planted&state=s-wrong")).startswith(b"HTTP/1.1 400")
-    assert (await get("/callback?code=planted")).startswith(b"HTTP/1.1 400")
-    assert (await get("/callback?code=x&state=%C3%A9")).startswith(b"HTTP/1.1 400")
-    assert b"You are logged in." in await get("/callback?code=c1&state=s-right")
+    assert (await get(loopback, "/callback?code=planted&state=s-wrong")).startswith(b"HTTP/1.1 400")
+    assert (await get(loopback, "/callback?code=planted")).startswith(b"HTTP/1.1 400")
+    assert (await get(loopback, "/callback?code=x&state=%C3%A9")).startswith(b"HTTP/1.1 400")
+    assert b"You are logged in." in await get(loopback, "/callback?code=c1&state=s-right")
     assert await loopback.answer(timeout=5) == {"code": "c1", "state": "s-right"}
 
 
@@ -103,16 +105,8 @@ async def test_the_listener_takes_one_answer_on_its_path_only():
     loopback = Loopback(free_port())
     await loopback.start()
 
-    async def get(path: str) -> bytes:
-        reader, writer = await asyncio.open_connection("127.0.0.1", loopback.port)
-        writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-        await writer.drain()
-        answer = await reader.read()
-        writer.close()
-        return answer
-
-    assert (await get("/favicon.ico")).startswith(b"HTTP/1.1 404")
-    assert b"You are logged in." in await get("/callback?code=c1&state=s1")
+    assert (await get(loopback, "/favicon.ico")).startswith(b"HTTP/1.1 404")
+    assert b"You are logged in." in await get(loopback, "/callback?code=c1&state=s1")
     assert await loopback.answer(timeout=5) == {"code": "c1", "state": "s1"}
     with pytest.raises(OSError):  # closed once answered
         await asyncio.open_connection("127.0.0.1", loopback.port)
