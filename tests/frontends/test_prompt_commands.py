@@ -23,6 +23,7 @@ from agent_cli.frontends.prompt_commands import (
 from tests.frontends.test_acp_server import Editor
 from tests.support.cli import agent, err
 from tests.support.fake_openai import FakeOpenAI, text
+from tests.support.waiting import eventually
 
 TIMEOUT = 30
 REVIEW = """---
@@ -224,8 +225,7 @@ async def test_acp_advertises_the_commands_and_expands_one(fake, workspace):
         ) as (conn, _process):
             await conn.initialize(protocol_version=PROTOCOL_VERSION)
             session = await conn.new_session(cwd=str(workspace))
-            while not editor.of("available_commands_update"):
-                await asyncio.sleep(0.02)
+            await eventually(lambda: editor.of("available_commands_update"), "the commands")
             (update,) = editor.of("available_commands_update")
             listed = {c.name: c for c in update.available_commands}
             assert listed["review"].description == "Review a file with care (project)"

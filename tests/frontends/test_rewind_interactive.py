@@ -15,6 +15,7 @@ from agent_cli.frontends.interactive import Interactive
 from agent_cli.settings import Settings, load_settings
 from agent_cli.wiring import Opening
 from tests.support.fake_openai import FakeOpenAI, held, text
+from tests.support.waiting import eventually
 
 TIMEOUT = 30
 
@@ -83,8 +84,7 @@ async def test_rewind_and_fork_are_refused_during_a_run(interactive: Interactive
     await asyncio.wait_for(interactive.session.send("first"), TIMEOUT)
     run = asyncio.ensure_future(interactive.session.send("second"))
     try:
-        while not interactive.session.running:
-            await asyncio.sleep(0.01)
+        await eventually(lambda: interactive.session.running, "the run to start")
         for command in ("/rewind", "/rewind 1", "/fork"):
             reply = await interactive.handle(command)
             assert reply.level == "error" and "stop it first" in reply.text, command
@@ -99,8 +99,7 @@ async def test_a_message_steered_into_a_run_says_its_changes_cannot_be_told_apar
     gate = threading.Event()
     fake.add(held(text("first answer"), gate), text("read the steer"))
     run = asyncio.ensure_future(interactive.session.send("first"))
-    while not interactive.session.running:
-        await asyncio.sleep(0.01)
+    await eventually(lambda: interactive.session.running, "the run to start")
     interactive.session.steer("and also this")
     gate.set()
     await asyncio.wait_for(run, TIMEOUT)
