@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import typer
+if TYPE_CHECKING:  # a bare `agent` imports this package but never Typer (~50 ms)
+    import typer
 
 SUMMARIES = {
     "run": "Run one request to its end and print the answer (for scripts and CI).",

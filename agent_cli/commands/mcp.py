@@ -4,15 +4,15 @@
 a workspace file not yet trusted); a server whose breaker is open (it failed 3
 times in a row) is said to be cooling down, and checked again: the listing
 resets its breaker; `add` and `rm` edit the user's `mcp.json`,
-keeping every other entry. `ask_trust_inline` is how a terminal front end asks
-about a workspace's servers before they may start.
+keeping every other entry. How a front end asks about a workspace's servers before
+they may start is in `commands/trust.py`.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, NoReturn
@@ -22,8 +22,7 @@ import typer
 from agent_cli.commands.common import guarded, start_debug_log, workspace_from
 
 if TYPE_CHECKING:
-    from agent_cli.frontends.interactive import Questions
-    from agent_cli.tools.mcp import ServerConfig, ServerStatus
+    from agent_cli.tools.mcp import ServerStatus
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 DEBUG_HELP = "Write a debug log; show tracebacks."
@@ -404,100 +403,3 @@ def logout(
     """Forget the tokens a login kept for an HTTP server."""
 
     _direct(debug, lambda direct: direct.logout(target, workspace_from(cwd)))
-
-
-# -------------------------------------------------------------------- trust
-
-
-def trust_question(file: Path, servers: list[ServerConfig]) -> str:
-    """What the person is asked about a workspace's servers: exactly what would run."""
-    from agent_cli.backends.hooks import ProjectHook
-    from agent_cli.backends.hooks import trust_question as hooks_question
-
-    if servers and isinstance(servers[0], ProjectHook):  # its hooks ask through the same door
-        return hooks_question(file, servers)
-    from agent_cli.tools.mcp_auth import LoginRequest
-
-    if servers and isinstance(servers[0], LoginRequest):  # a server's OAuth login, asked first
-        name, url = servers[0]
-        return (
-            f"The MCP server {name!r} needs you to log in. Open this address in your browser "
-            f"to log in?\n  {url}"
-        )
-    lines = [f"{file} wants to start these MCP servers:"]
-    for server in servers:
-        if server.url:
-            sent = _variables_sent(server)
-            also = f" (sent with your {', '.join(sent)})" if sent else ""
-            lines.append(f"  {server.name}: {server.url}{also}")
-        else:
-            import shlex
-
-            lines.append(f"  {server.name}: {shlex.join([server.command, *server.args])}")
-    lines.append("They run as you, with your files. Trust and start them in this workspace?")
-    return "\n".join(lines)
-
-
-def _variables_sent(server: ServerConfig) -> list[str]:
-    """The environment variables a URL server's entry sends it (in headers, or as its OAuth
-    client secret): a cloned repository's entry could name any of yours."""
-    import re
-
-    names = [m for v in server.headers.values() for m in re.findall(r"\$\{(\w+)", v)]
-    if server.oauth is not None and server.oauth.client_secret_env:
-        names.append(server.oauth.client_secret_env)
-    return [f"${name}" for name in dict.fromkeys(names)]
-
-
-def inline_trust(workspace: Path) -> Callable[[Path], bool]:
-    """A `trusted` for `mcp_config.load_servers` that asks on the terminal and records a yes."""
-    from agent_cli import mcp_config
-
-    def trusted(file: Path) -> bool:
-        if mcp_config.is_trusted(workspace, file):
-            return True
-        servers, _ = mcp_config.read_file(file, "workspace")
-        if not ask_trust_inline(file, servers):
-            return False
-        mcp_config.trust(workspace, file)
-        return True
-
-    return trusted
-
-
-def ask_trust_inline(file: Path, servers: list[ServerConfig]) -> bool:
-    """Ask on the terminal (stderr + prompt-toolkit) before an event loop runs; True for yes."""
-    from prompt_toolkit import PromptSession
-    from prompt_toolkit.output import create_output
-
-    print(trust_question(file, servers), file=sys.stderr)
-    # `output` belongs to the session: the `prompt()` shortcut refuses it (a TypeError).
-    session: PromptSession[str] = PromptSession(output=create_output(stdout=sys.stderr))
-    try:
-        answer = session.prompt("[y/N]: ")
-    except (EOFError, KeyboardInterrupt):
-        return False
-    return answer.strip().lower() in ("y", "yes")
-
-
-def ask_trust_through(questions: Questions) -> Callable[[Path, list], Awaitable[bool]]:
-    """The trust question, asked by whichever front end answers `questions` (the TUI)."""
-
-    async def ask(file: Path, servers: list) -> bool:
-        return await questions.ask(trust_question(file, servers))
-
-    return ask
-
-
-async def ask_trust_inline_async(file: Path, servers: list[ServerConfig]) -> bool:
-    """`ask_trust_inline` for a caller already inside an event loop (the line REPL)."""
-    from prompt_toolkit import PromptSession
-    from prompt_toolkit.output import create_output
-
-    print(trust_question(file, servers), file=sys.stderr)
-    session: PromptSession[str] = PromptSession(output=create_output(stdout=sys.stderr))
-    try:
-        answer = await session.prompt_async("[y/N]: ")
-    except (EOFError, KeyboardInterrupt):
-        return False
-    return answer.strip().lower() in ("y", "yes")

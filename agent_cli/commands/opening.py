@@ -53,9 +53,9 @@ def open_front_end(
         questions = Questions()  # the TUI answers them with a modal once it runs
         ask_trust: wiring.AskTrust | None = None
         if plain and sys.stdin.isatty():
-            from agent_cli.commands.mcp import ask_trust_inline_async as ask_trust
+            from agent_cli.commands.trust import ask_trust_inline_async as ask_trust
         elif not plain:
-            from agent_cli.commands.mcp import ask_trust_through
+            from agent_cli.commands.trust import ask_trust_through
 
             ask_trust = ask_trust_through(questions)
         mode = settings.mode or "ask"

@@ -271,7 +271,7 @@ def _run(options: RunOptions) -> int:
             saving = store if options.opening.save else None
             ask_trust: wiring.AskTrust | None = None
             if terminal:
-                from agent_cli.commands.mcp import ask_trust_inline_async as ask_trust
+                from agent_cli.commands.trust import ask_trust_inline_async as ask_trust
             session = wiring.routed_session(settings, conversation, saving, route, ask_trust)
             if options.agent is not None:
                 await session.switch_agent(options.agent)

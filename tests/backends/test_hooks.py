@@ -343,7 +343,7 @@ async def test_untrusted_project_hooks_are_ignored_then_used_after_a_yes(
 
 
 def test_the_trust_question_names_every_command(tmp_path: Path) -> None:
-    from agent_cli.commands.mcp import trust_question
+    from agent_cli.commands.trust import trust_question
 
     entries = [
         ProjectHook("stop", Hook("notify-send done")),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_cli import mcp_config
-from agent_cli.commands.mcp import trust_question
+from agent_cli.commands.trust import trust_question
 from agent_cli.errors import McpLoginError
 from agent_cli.tools.mcp import OAuthSettings, ServerConfig
 from agent_cli.tools.mcp_auth import Loopback, TokenStore, free_port, store_file

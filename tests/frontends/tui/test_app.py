@@ -373,7 +373,7 @@ async def test_a_workspaces_own_mcp_servers_are_asked_about_in_a_modal(
     import sys
 
     from agent_cli import mcp_config
-    from agent_cli.commands.mcp import ask_trust_through
+    from agent_cli.commands.trust import ask_trust_through
     from agent_cli.frontends.interactive import Questions
     from agent_cli.frontends.tui.question import Question
     from tests.support.mcp_servers import SERVER

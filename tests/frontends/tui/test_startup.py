@@ -79,3 +79,19 @@ async def test_a_server_that_does_not_answer_is_said_in_the_transcript(nowhere: 
             assert app.status.state == "idle"
     finally:
         await interactive.aclose()
+
+
+def test_opening_the_tui_imports_no_typer():
+    """A bare `agent` skips Typer (~50 ms of a start whose goal is a bare Textual app's):
+    neither the commands package nor the trust question may bring it back."""
+    import subprocess
+    import sys
+
+    opened = (
+        "import sys; import agent_cli.commands.opening as o, agent_cli.commands.common, "
+        "agent_cli.commands.trust, agent_cli.settings, agent_cli.wiring, "
+        "agent_cli.frontends.interactive, agent_cli.frontends.tui.app; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click')))"
+    )
+    out = subprocess.run([sys.executable, "-c", opened], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
