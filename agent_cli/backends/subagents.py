@@ -200,7 +200,10 @@ class ChildRun(Run):
         )
         self.parent = parent
         self.scope = task_item.id
+        self.task_item = task_item
         self._own_mode = mode
+        self._calls: set[str] = set()  # ids of the calls it made (its own, not its children's)
+        self._step = "thinking"
 
     @property
     def mode_owner(self) -> str:
@@ -214,6 +217,31 @@ class ChildRun(Run):
     def add(self, item: Item) -> None:
         item.parent = self.scope
         super().add(item)
+        self._track(item)
+
+    def update(self, item: Item, *, save: bool = False) -> None:
+        super().update(item, save=save)
+        self._track(item)
+
+    def _track(self, item: Item) -> None:
+        """Say on the task's card what the sub-agent does now and how many calls it made."""
+        if item.parent != self.scope:
+            return
+        if isinstance(item, ToolItem):
+            self._calls.add(item.id)
+            self._step = {
+                "running": item.title or item.tool,
+                "waiting": "waiting for approval",
+                "composing": "writing a call",
+            }.get(item.state, "thinking")
+        elif isinstance(item, AssistantItem):
+            self._step = "thinking"
+        count = len(self._calls)
+        said = f"{self._step} · {count} tool call{'' if count == 1 else 's'}"
+        task = self.task_item
+        if task.state == "running" and said != task.progress:
+            task.progress = said
+            self.parent.update(task)
 
     def insert(self, index: int, item: Item) -> None:
         item.parent = self.scope

@@ -91,7 +91,9 @@ class ToolItem:
     rule: str = ""  # the rule (and its scope) that allowed this call, if one did
     read_only_hint: bool | None = None  # an MCP tool's own claim: shown, never trusted
     idempotency_key: str = ""  # an MCP call's `_meta` key (tools/mcp.py); "" for none
-    progress: str = ""  # while running: what an MCP server last said of its progress
+    # While running: what it last said of its progress (an MCP server's line, a command's
+    # last lines of output, a sub-agent's step and count of calls).
+    progress: str = ""
     # What language servers and check commands said of the files the call changed.
     diagnostics: tuple[Diagnostic, ...] = ()  # a tuple: an item's fields change by assignment
     images: tuple[Image, ...] = ()  # what the result showed besides text (read_file, MCP)

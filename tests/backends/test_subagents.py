@@ -152,6 +152,29 @@ async def test_stream_events_carry_the_parent_link(tmp_path: Path) -> None:
     ]
 
 
+async def test_the_task_card_says_the_childs_step_and_its_count_of_calls(tmp_path: Path):
+    (tmp_path / "a.txt").write_text("a\n")
+    read = ("r1", "read_file", json.dumps({"path": "a.txt"}))
+    again = ("r2", "read_file", json.dumps({"path": "a.txt"}))
+    turns = [calls(task("t1", "read a")), calls(read), calls(again), answer("a"), answer("ok")]
+    session, _, _ = make_session(tmp_path, turns, subagents=subagents())
+    said: list[str] = []  # the task item's progress as each update published it
+
+    def note(event: Event) -> None:
+        item = getattr(event, "item", None)
+        task_said = isinstance(item, ToolItem) and item.tool == "task" and item.progress
+        if task_said and (not said or said[-1] != item.progress):
+            said.append(item.progress)
+
+    session.events.subscribe(note)
+    await send(session, "go")
+    assert said[0] == "thinking · 0 tool calls"
+    assert "Read a.txt · 1 tool call" in said and "Read a.txt · 2 tool calls" in said
+    assert said[-1] == "thinking · 2 tool calls"
+    (card,) = task_items(session.conversation)
+    assert card.state == "done" and card.progress == ""  # said only while it ran
+
+
 # ---------------------------------------------------------------------- guards
 
 
