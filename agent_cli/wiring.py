@@ -166,19 +166,36 @@ class McpTools:
         self.env_policy = env_policy
         self.sandbox = sandbox
         self.servers: McpServers | None = None
+        self._starting = asyncio.Lock()  # the loop and the prompt commands may both start them
 
     @property
     def listed_anew(self) -> bool:
         return self.servers is not None and self.servers.listed_anew
 
+    @property
+    def nothing_to_ask(self) -> bool:
+        """Starting the servers asks the person nothing (no workspace file waits for trust)."""
+        from agent_cli import mcp_config
+
+        try:
+            return mcp_config.pending_trust(self.workspace) is None
+        except ConfigError:
+            return False
+
     async def tools(self) -> tuple[list[Tool], list[str]]:
+        if self.servers is not None:
+            return await self.servers.tools()
+        async with self._starting:
+            if self.servers is not None:
+                return await self.servers.tools()
+            return await self._start()
+
+    async def _start(self) -> tuple[list[Tool], list[str]]:
         import os
 
         from agent_cli import mcp_config
         from agent_cli.tools.mcp import McpServers
 
-        if self.servers is not None:
-            return await self.servers.tools()
         workspace = self.workspace
         try:
             pending = mcp_config.pending_trust(workspace)
@@ -216,6 +233,24 @@ class McpTools:
     async def aclose(self) -> None:
         if self.servers is not None:
             await self.servers.aclose()
+
+
+class LentMcpTools:
+    """A front end's MCP servers lent to one backend: they outlive it (a model switch and
+    /new keep them running, with the prompt commands they serve); the front end closes them."""
+
+    def __init__(self, owner: McpTools) -> None:
+        self.owner = owner
+
+    @property
+    def listed_anew(self) -> bool:
+        return self.owner.listed_anew
+
+    async def tools(self) -> tuple[list[Tool], list[str]]:
+        return await self.owner.tools()
+
+    async def aclose(self) -> None:
+        pass  # the owner's, closed with the front end
 
 
 class Route:
@@ -323,8 +358,10 @@ def routed_session(
     route: Route,
     ask_trust: AskTrust | None = None,
     files: FileAccess | None = None,
+    mcp: McpTools | None = None,
 ) -> Session:
-    """A session whose backend follows `conversation.agent`: built-in, or an ACP agent."""
+    """A session whose backend follows `conversation.agent`: built-in, or an ACP agent;
+    `mcp`: MCP servers it shares with the front end (see `builtin_backend`)."""
     if route.provider is not None and conversation.agent == "builtin":
         conversation.model = route.label
 
@@ -338,8 +375,9 @@ def routed_session(
         provider, model = await route.get()
         conversation.model = route.label
         return builtin_backend(
-            settings, conversation, provider, model, ask_trust, files, route.served_window, shells
-        )
+            settings, conversation, provider, model, ask_trust, files, route.served_window, shells,
+            mcp,
+        )  # fmt: skip
 
     return Session(conversation, backend, store, shells)
 
@@ -514,12 +552,14 @@ def builtin_backend(
     files: FileAccess | None = None,
     served_window: Callable[[], Awaitable[int | None]] | None = None,
     shells: BackgroundShells | None = None,
+    mcp: McpTools | None = None,
 ) -> Backend:
     """The built-in loop for a conversation, with every tool it may offer.
 
     `files`: where the file tools read and write (an editor's buffers over
     ACP); the disk when None. Paths are confined to the workspace either way.
     `served_window`: asks the server its window (see `Route.served_window`).
+    `mcp`: the front end's MCP servers, lent (its own are started for it when None).
     """
     from agent_cli.backends.context import context_window
     from agent_cli.backends.loop import BuiltinLoop, LoopParts, LoopSettings
@@ -603,9 +643,9 @@ def builtin_backend(
         parts=LoopParts(
             rules=rules,
             checkpoint=checkpointer(workspace),
-            extra_tools=McpTools(
-                workspace, ask_trust, settings.shell_environment, sandbox_of(settings)
-            ),
+            extra_tools=LentMcpTools(mcp)
+            if mcp is not None
+            else McpTools(workspace, ask_trust, settings.shell_environment, sandbox_of(settings)),
             hooks=hooks,
             subagents=subagents,
             served_window=served_window,
@@ -708,40 +748,74 @@ async def open_interactive(
         raise
     saving = store if opening.save else None
     _preload_mcp_sdk(settings.workspace)
+    mcp = McpTools(settings.workspace, ask_trust, settings.shell_environment, sandbox_of(settings))
 
     def make(conversation: Conversation) -> Session:
-        return routed_session(settings, conversation, saving, route, ask_trust)
+        return routed_session(settings, conversation, saving, route, ask_trust, mcp=mcp)
+
+    async def close() -> None:
+        await mcp.aclose()
+        await route.aclose()
 
     session = make(conversation)
     if agent is not None:
         await session.switch_agent(agent)
+    commands = prompt_commands(settings.workspace, mcp)
+
+    async def warm_commands() -> None:
+        if mcp.nothing_to_ask:  # a workspace's servers wait for their trust question
+            await commands.load(start=True)
+
     return Interactive(
         session,
         saving,
         make,
-        close=route.aclose,
+        close=close,
         route=route,
         agents=Agents(settings),
         prices=settings.price_of,
         questions=questions or Questions(),
         bench=Bench(settings.workspace),
         unconfined=lambda: "" if sandbox_of(settings).active else "no sandbox",
-        commands=prompt_commands(settings.workspace),
+        commands=commands,
+        warm_commands=warm_commands,
     )
 
 
-def prompt_commands(workspace: Path) -> CommandRegistry:
+def prompt_commands(workspace: Path, mcp: McpTools | None = None) -> CommandRegistry:
     """The prompt commands of a workspace (the person's and the project's command files,
-    the skills), read once now; the built-in slash commands' names are reserved."""
+    the skills, then `mcp`'s servers' prompts once listed), read once now; the built-in
+    slash commands' names are reserved."""
     from agent_cli.frontends.interactive import COMMANDS
-    from agent_cli.frontends.prompt_commands import CommandRegistry, SkillCommands, file_sources
+    from agent_cli.frontends.prompt_commands import (
+        CommandRegistry,
+        CommandSource,
+        McpPromptCommands,
+        SkillCommands,
+        file_sources,
+    )
     from agent_cli.tools.skills import Skills
 
     skills = SkillCommands(Skills.discover(workspace))
-    sources = [*file_sources(workspace, paths.config_dir()), skills]
+    sources: list[CommandSource] = [*file_sources(workspace, paths.config_dir()), skills]
+    if mcp is not None:
+        sources.append(McpPromptCommands(served(mcp)))
     registry = CommandRegistry(sources, reserved=(c.name for c in COMMANDS))
     registry.refresh()
     return registry
+
+
+def served(mcp: McpTools) -> Callable[[bool], Awaitable[tuple[McpServers | None, list[str]]]]:
+    """`mcp`'s servers for the prompt commands, and what they said: started when asked to
+    (`start`), else only when they were started already."""
+
+    async def servers(start: bool) -> tuple[McpServers | None, list[str]]:
+        if mcp.servers is None and not start:
+            return None, []
+        _, notices = await mcp.tools()  # at once when they are up; else waits for their start
+        return mcp.servers, notices
+
+    return servers
 
 
 def _preload_mcp_sdk(workspace: Path) -> None:

@@ -25,7 +25,7 @@ from agent_cli.policy.modes import MODES_TEXT
 if TYPE_CHECKING:
     from agent_cli.media import Image
     from agent_cli.settings import Flags
-    from agent_cli.wiring import Opening
+    from agent_cli.wiring import McpTools, Opening
 
 STDIN_CAP = 256 * 1024
 
@@ -228,15 +228,19 @@ class RunOptions:
     streamed: bool = False  # --input-format stream-json
 
 
-async def _expanded(prompt: str, workspace: Path) -> str:
-    """`/NAME args` as the message of the prompt command NAME (a command file or a skill);
-    any other prompt as it is. Problems with the command files go to stderr."""
+async def _expanded(prompt: str, workspace: Path, mcp: McpTools) -> str:
+    """`/NAME args` as the message of the prompt command NAME (a command file, a skill, or
+    an MCP server's prompt `/server:prompt`, its servers started for it); any other prompt
+    as it is. Problems with the command files go to stderr."""
     from agent_cli import wiring
-    from agent_cli.frontends.prompt_commands import expand_text
+    from agent_cli.frontends.prompt_commands import expand_text, line_of
 
     if not prompt.startswith("/"):
         return prompt
-    commands = wiring.prompt_commands(workspace)
+    commands = wiring.prompt_commands(workspace, mcp)
+    name = (line_of(prompt) or ("", ""))[0]
+    if commands.get(name) is None and ":" in name:
+        await commands.load(start=True)
     for warning in commands.take_warnings():
         print(f"agent: {warning}", file=sys.stderr)
     return await expand_text(commands, prompt)
@@ -265,6 +269,7 @@ def _run(options: RunOptions) -> int:
 
     async def go() -> int:
         route = wiring.Route(settings)
+        mcp: McpTools | None = None  # the session's MCP servers, and its prompts'
         try:
             if (options.agent or conversation.agent) == "builtin":
                 await route.get()
@@ -272,7 +277,12 @@ def _run(options: RunOptions) -> int:
             ask_trust: wiring.AskTrust | None = None
             if terminal:
                 from agent_cli.commands.trust import ask_trust_inline_async as ask_trust
-            session = wiring.routed_session(settings, conversation, saving, route, ask_trust)
+            mcp = wiring.McpTools(
+                workspace, ask_trust, settings.shell_environment, wiring.sandbox_of(settings)
+            )
+            session = wiring.routed_session(
+                settings, conversation, saving, route, ask_trust, mcp=mcp
+            )
             if options.agent is not None:
                 await session.switch_agent(options.agent)
             approver = None
@@ -288,7 +298,7 @@ def _run(options: RunOptions) -> int:
                     print(f"agent: {text}", file=sys.stderr, flush=True)
 
                 messages = stdin_messages(sys.stdin.buffer, said)
-            text = await _expanded(options.prompt, workspace)
+            text = await _expanded(options.prompt, workspace, mcp)
             return await run_once(
                 session,
                 Prompt(text, options.images) if options.images else text,
@@ -299,6 +309,8 @@ def _run(options: RunOptions) -> int:
                 messages,
             )
         finally:
+            if mcp is not None:
+                await mcp.aclose()
             await route.aclose()
 
     return asyncio.run(go())

@@ -231,6 +231,8 @@ class Interactive:
     unconfined: Callable[[], str] = lambda: ""
     # Prompt commands (command files, skills, MCP prompts); built-in names always win.
     commands: CommandRegistry = field(default_factory=CommandRegistry)
+    # Lists the MCP servers' prompts early, where starting the servers asks nothing (wiring).
+    warm_commands: Callable[[], Awaitable[None]] | None = None
     # After /rewind: what the files could be restored to, for the front end to offer.
     rewind_offer: RewindOffer | None = None
     # The `!command` running now (Ctrl+C stops it), and what they gave for the next message.
@@ -266,10 +268,18 @@ class Interactive:
         except AgentError as e:
             return Reply(str(e), "error")
 
+    async def load_commands(self) -> None:
+        """Fill the prompt commands the first frame did not wait for (MCP servers' prompts)
+        and say what went wrong; a front end calls it once it is on screen."""
+        if self.warm_commands is not None:
+            await self.warm_commands()
+
     async def _prompt_command(self, name: str, argument: str, line: str) -> Reply:
-        """`/name args` of a command file, a skill or another source: the message it
-        stands for, to send; the working agent's own command goes to it as it is."""
-        await asyncio.to_thread(self.commands.refresh)  # a file added meanwhile counts
+        """`/name args` of a command file, a skill, an MCP prompt or another source: the
+        message it stands for, to send; the working agent's own command goes to it as it is."""
+        await self.commands.load()  # a file added meanwhile counts
+        if self.commands.get(name) is None and ":" in name:  # `/server:prompt`: start them
+            await self.commands.load(start=True)
         said = "\n\n".join(self.commands.take_warnings())
         if self.commands.get(name) is not None:
             message = await self.commands.expand(name, argument)
@@ -284,7 +294,7 @@ class Interactive:
         lines = ["| command | what it does |", "|---|---|"]
         usages = ((c.usage or "/" + c.name).replace("|", "\\|") for c in COMMANDS)
         lines += [f"| `{u}` | {c.summary} |" for u, c in zip(usages, COMMANDS, strict=True)]
-        await asyncio.to_thread(self.commands.refresh)
+        await self.commands.load()
         lines += self._prompt_help()
         keys = (
             "\n\nKeys: Enter sends; Ctrl+J, or `\\` then Enter, adds a line; Up/Down walk the "

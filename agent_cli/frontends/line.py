@@ -279,13 +279,19 @@ class LineRepl:
         self.interactive.on_switch.append(self._attach)
         self._attach(self.interactive.session)
         self.catch_sigint()
+        loading: asyncio.Task[None] | None = None
         try:
             self._banner()
             for warning in self.interactive.commands.take_warnings():
                 self.printer.print(render.notice(warning, "warn"))
             self._transcript()
+            # The MCP servers' prompts, for completion; what went wrong is said at a command.
+            loading = asyncio.create_task(self.interactive.load_commands())
+            loading.add_done_callback(_quietly)
             return await self._loop()
         finally:
+            if loading is not None:
+                loading.cancel()
             self.interactive.on_switch.remove(self._attach)
             for detach in self._detach:
                 detach()
@@ -714,3 +720,9 @@ class SharedHistory(History):
 async def run_line(interactive: Interactive) -> int:
     """The REPL until /quit or Ctrl-D (0) or Ctrl-C twice at an empty prompt (130)."""
     return await LineRepl(interactive).run()
+
+
+def _quietly(task: asyncio.Task[None]) -> None:
+    """A background load that failed: the command that needs it says why, not this."""
+    if not task.cancelled() and task.exception() is not None:
+        log.debug("loading the prompt commands failed", exc_info=task.exception())

@@ -15,15 +15,20 @@ name is said once.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from agent_cli.errors import ConfigError
 from agent_cli.tools.skills import FrontMatterError, Skills, parse_front_matter
+
+if TYPE_CHECKING:
+    from agent_cli.tools.mcp import McpServers
+    from agent_cli.tools.mcp_prompts import McpPrompt
 
 COMMANDS_FOLDER = "commands"
 COMMAND_FILE_CAP = 64 * 1024  # a command is a prompt, not a data file
@@ -196,6 +201,57 @@ class SkillCommands:
         return f"{text}\n\nThe request: {arguments.strip()}" if arguments.strip() else text
 
 
+# The running MCP servers (started first when `start`), and what starting them said.
+Served = Callable[[bool], Awaitable[tuple["McpServers | None", list[str]]]]
+
+
+class McpPromptCommands:
+    """Each MCP server's prompts as `/server:prompt args…` (tools/mcp_prompts.py), from a
+    listing kept between loads: completion never waits for a server. `load` lists them
+    again when a server said they changed (notifications/prompts/list_changed), and when
+    asked to start the servers (a `/server:prompt` not listed yet)."""
+
+    def __init__(self, served: Served) -> None:
+        self.served = served
+        self._listed: list[McpPrompt] | None = None
+        self._notices: list[str] = []
+
+    async def load(self, start: bool = False) -> None:
+        from agent_cli.tools.mcp_prompts import prompts
+
+        servers, notices = await self.served(start)
+        self._notices += notices
+        if servers is None:
+            return
+        if self._listed is None or start or servers.take_changed("prompts"):
+            self._listed = await prompts(servers)
+
+    def commands(self, warnings: list[str]) -> list[PromptCommand]:
+        warnings += self._notices
+        self._notices = []
+        found = []
+        for prompt in self._listed or ():
+            if not _NAME.fullmatch(prompt.server) or not _NAME.fullmatch(prompt.name):
+                warnings.append(
+                    f"the MCP prompt {prompt.name!r} of {prompt.server!r} is not offered as a "
+                    "command: its name is not a command name (letters, digits, '-', '_', '.')"
+                )
+                continue
+            hint = " ".join(n if required else f"[{n}]" for n, required in prompt.arguments)
+            origin = f"MCP server {prompt.server}"
+            found.append(PromptCommand(prompt.command, prompt.description, hint, origin))
+        return found
+
+    async def expand(self, command: PromptCommand, arguments: str) -> str:
+        from agent_cli.tools.mcp_prompts import fetch, parse_arguments
+
+        prompt = next(p for p in self._listed or () if p.command == command.name)
+        servers, _ = await self.served(False)
+        if servers is None:
+            raise ConfigError(f"The MCP server {prompt.server!r} is not running: try /mcp.")
+        return await fetch(servers, prompt, parse_arguments(prompt, arguments))
+
+
 def file_sources(workspace: Path, config_dir: Path) -> list[CommandSource]:
     """The person's command files, then the project's (the first to claim a name keeps it)."""
     return [
@@ -224,6 +280,14 @@ class CommandRegistry:
     def reserve(self, names: Iterable[str]) -> None:
         """More built-in names, which no prompt command may take."""
         self.reserved.update(names)
+
+    async def load(self, start: bool = False) -> None:
+        """Read every source again: the servers' prompts (their servers started first when
+        `start`), then the files (in a thread: they are read blocking)."""
+        for source in self.sources:
+            if isinstance(source, McpPromptCommands):
+                await source.load(start)
+        await asyncio.to_thread(self.refresh)
 
     def refresh(self) -> None:
         table: dict[str, tuple[PromptCommand, CommandSource]] = {}

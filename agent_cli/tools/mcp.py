@@ -935,6 +935,14 @@ class McpServers:
             tools += [t for t in resource_tools(self) if t.name not in owners]
         return tools, notices
 
+    def take_changed(self, offer: str) -> bool:
+        """Whether a server said its `offer` ("prompts", "resources") changed since this was
+        last asked (notifications/*/list_changed): each notification counts once."""
+        said = [s for s in self._servers if offer in s.changed]
+        for server in said:
+            server.changed.discard(offer)
+        return bool(said)
+
     def serving(self, offer: str) -> dict[str, _Server]:
         """The servers (by name) that serve `offer` ("resources", "prompts")."""
         return {s.config.name: s for s in self._servers if offer in s.offers}

@@ -179,6 +179,17 @@ class AgentApp(App[int]):
         self._git_status()
         self._warm_up(Palette.from_app(self))
         self._connect()
+        self._load_commands()
+
+    @work(group="commands")
+    async def _load_commands(self) -> None:
+        """The MCP servers' prompts, for completion and /help; what went wrong is said."""
+        try:
+            await self.interactive.load_commands()
+        except AgentError as e:
+            self.transcript.add_reply(str(e), "warn")
+        for warning in self.interactive.commands.take_warnings():
+            self.transcript.add_reply(warning, "warn")
 
     @work(thread=True, group="warm-up")
     def _warm_up(self, palette: Palette) -> None:

@@ -24,9 +24,10 @@ HTTP+SSE transport (`/sse`, `/messages/`).
 `steps` (reports progress three times), `picture` (a real PNG), `weather`
 (structured content), `grow` (adds a tool `grown` and says the tools changed);
 resources `note://hello`, `pic://red` (a PNG) and the template `greeting://{name}`;
-the prompt `review(file, focus="bugs")`. With --naps, `nap` also writes "cancelled"
-to FILE when the client cancels it. With --client the server speaks the 2025
-protocol (see add_client_tools).
+the prompts `review(file, focus="bugs")` and `pair(topic)` (three messages, one the
+assistant's); `grow_prompt` adds a prompt `later` and says the prompts changed. With
+--naps, `nap` also writes "cancelled" to FILE when the client cancels it. With --client
+the server speaks the 2025 protocol (see add_client_tools).
 
 --wait-for FILE holds the start (after --pids, --slow) until FILE exists, so a
 test decides when a server may go on starting; --naps FILE has `nap` add a line
@@ -308,6 +309,28 @@ def add_client_tools(server) -> None:
     @server.prompt(name="review", description="Review a file.")
     def review(file: str, focus: str = "bugs") -> str:
         return f"Review {file}, looking for {focus}."
+
+    @server.prompt(name="pair", description="A conversation in three messages.")
+    def pair(topic: str) -> list:
+        from mcp.server.mcpserver.prompts.base import AssistantMessage, UserMessage
+
+        return [
+            UserMessage(f"Explain {topic}."),
+            AssistantMessage("Which part of it?"),
+            UserMessage("All of it, briefly."),
+        ]
+
+    @server.tool()
+    async def grow_prompt(ctx: Context) -> str:
+        """Add a prompt `later` and tell the client its prompts changed."""
+        from mcp.server.mcpserver.prompts.base import Prompt
+
+        def later() -> str:
+            return "A prompt added later."
+
+        server.add_prompt(Prompt.from_function(later, name="later", description="Added later."))
+        await ctx.request_context.session.send_prompt_list_changed()
+        return "grew a prompt"
 
     @server.tool()
     def picture() -> list:
