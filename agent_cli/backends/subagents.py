@@ -237,7 +237,7 @@ class ChildRun(Run):
         elif isinstance(item, AssistantItem):
             self._step = "thinking"
         count = len(self._calls)
-        said = f"{self._step} · {count} tool call{'' if count == 1 else 's'}"
+        said = f"{count} tool call{'' if count == 1 else 's'} · {self._step}"
         task = self.task_item
         if task.state == "running" and said != task.progress:
             task.progress = said

@@ -329,6 +329,27 @@ def _validate(schema: Mapping[str, Any], value: Any, where: str) -> Any:
 # ------------------------------------------------------- model-side views
 
 
+def lent_call(ctx: ToolContext) -> tuple[Any, Any]:
+    """The call's item and run, which the loop lends a tool as extra["call"] (tools cannot
+    import the loop); (None, None) outside it."""
+    lent = ctx.extra.get("call")
+    return getattr(lent, "item", None), getattr(lent, "run", None)
+
+
+def progress_shower(item: Any, run: Any) -> Callable[[str], None] | None:
+    """How a running call says what it is doing: on its item's `progress`, published as an
+    update of the item; None when no call was lent."""
+    if item is None or run is None:
+        return None
+
+    def show(text: str) -> None:
+        if item.state == "running":
+            item.progress = text
+            run.update(item)
+
+    return show
+
+
 def cap_for_model(text: str, limit: int = MODEL_RESULT_CAP) -> str:
     """Head and tail of `text` within `limit` UTF-8 bytes, with a line saying what was cut."""
     if len(text) * 4 <= limit:  # fits whatever its characters: no need to encode it

@@ -38,7 +38,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from agent_cli.errors import ToolError
 from agent_cli.providers.breaker import Clock
-from agent_cli.tools.base import ArgumentError, Effect, Tool, ToolContext, ToolResult
+from agent_cli.tools.base import (
+    ArgumentError,
+    Effect,
+    Tool,
+    ToolContext,
+    ToolResult,
+    lent_call,
+    progress_shower,
+)
 from agent_cli.tools.environment import EnvironmentPolicy
 from agent_cli.tools.mcp_breakers import breaker_for, cooling, refusal
 from agent_cli.tools.mcp_client import ClientAnswers, callbacks
@@ -973,14 +981,8 @@ def _caller(item: Any, run: Any) -> Caller:
     forms are asked through it (`Run.elicit`)."""
     if run is None:
         return Caller()
-
-    def progress(text: str) -> None:
-        if item is not None and item.state == "running":
-            item.progress = text
-            run.update(item)
-
     warn = lambda text: run.notice(text, "warn")  # noqa: E731
-    return Caller(warn, progress, getattr(run, "elicit", None))
+    return Caller(warn, progress_shower(item, run), getattr(run, "elicit", None))
 
 
 def _adapt(server: _Server, listed: Listed, name: str) -> McpTool:
@@ -993,9 +995,7 @@ def _adapt(server: _Server, listed: Listed, name: str) -> McpTool:
     keyed = listed.read_only_hint is not True  # a change, as far as the server says
 
     async def call(ctx: ToolContext, /, **arguments: Any) -> ToolResult:
-        # The loop lends the call (item and run) as extra["call"]; tools cannot import it.
-        lent = ctx.extra.get("call")
-        item, run = getattr(lent, "item", None), getattr(lent, "run", None)
+        item, run = lent_call(ctx)
         key = ""
         if keyed:  # one key per call, kept on its item: a re-run of the call sends it again
             key = getattr(item, "idempotency_key", "") or uuid.uuid4().hex

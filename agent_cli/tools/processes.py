@@ -65,6 +65,13 @@ class Output:
             if len(self.tail) > 2 * self.tail_limit:
                 del self.tail[: len(self.tail) - self.tail_limit]
 
+    def recent(self, size: int = 4096) -> str:
+        """About the last `size` bytes that came, for a live view of the output."""
+        recent = bytes(self.tail[-size:])
+        if len(recent) < size and self.total == len(self.head) + len(self.tail):
+            recent = bytes(self.head[len(self.head) - (size - len(recent)) :]) + recent
+        return _utf8_tail(recent).decode("utf-8", "replace")
+
     def text(self) -> str:
         tail = bytes(self.tail[-self.tail_limit :]) if self.tail_limit else b""
         cut = self.total - len(self.head) - len(tail)
@@ -74,6 +81,19 @@ class Output:
         cut = self.total - len(head) - len(tail)
         note = f"\n[... {cut} bytes of output cut here ...]\n"
         return head.decode("utf-8", "replace") + note + tail.decode("utf-8", "replace")
+
+
+def last_lines(text: str, count: int, width: int = 200) -> str:
+    """The last `count` non-blank lines of `text`, each as a terminal last showed it (after
+    its last carriage return: a progress bar's latest state) and cut at `width`."""
+    shown: list[str] = []
+    for line in reversed(text.split("\n")):
+        line = line.rstrip("\r").rsplit("\r", 1)[-1].rstrip()
+        if line:
+            shown.append(line if len(line) <= width else line[: width - 1] + "…")
+            if len(shown) == count:
+                break
+    return "\n".join(reversed(shown))
 
 
 async def pump(stream: asyncio.StreamReader, output: Output) -> None:

@@ -31,9 +31,23 @@ from collections.abc import Callable, Mapping
 from typing import Annotated, Any, NamedTuple
 
 from agent_cli.sandbox.failures import stopped_by
-from agent_cli.tools.base import Effect, ToolContext, ToolResult, tool
+from agent_cli.tools.base import (
+    Effect,
+    ToolContext,
+    ToolResult,
+    lent_call,
+    progress_shower,
+    tool,
+)
 from agent_cli.tools.environment import SECRET_NAME_PATTERNS, scrubbed_env
-from agent_cli.tools.processes import Output, group_alive, kill_group, pump, start_in_group
+from agent_cli.tools.processes import (
+    Output,
+    group_alive,
+    kill_group,
+    last_lines,
+    pump,
+    start_in_group,
+)
 
 # SECRET_NAME_PATTERNS and scrubbed_env are environment.py's, kept here for their importers.
 __all__ = [
@@ -61,6 +75,12 @@ WATCHED = (
 _EXIT_LINE = re.compile(r"^\[exit code: (-?\d+)[^\]]*\]$", re.MULTILINE)
 SHELL_DRAIN_GRACE = 0.5
 """Seconds the output may stay open after the shell exits (background processes)."""
+LIVE_SECONDS = 0.25
+"""While a command runs, its last lines are shown at most this often (a flood of output
+costs the front ends four updates a second, never one per line)."""
+LIVE_LINES = 5
+
+Show = Callable[[str], None]
 
 
 # ------------------------------------------------------------------ the tool
@@ -92,6 +112,16 @@ async def _finish(
         transport.close()
 
 
+async def _show_live(output: Output, show: Show) -> None:
+    """Show the output's last lines while the command runs, when new output came."""
+    seen = 0
+    while True:
+        await asyncio.sleep(LIVE_SECONDS)
+        if output.total != seen:
+            seen = output.total
+            show(last_lines(output.recent(), LIVE_LINES))
+
+
 class _Start(NamedTuple):
     """How to start the shell: plain, or as the sandbox says."""
 
@@ -101,8 +131,11 @@ class _Start(NamedTuple):
     pass_fds: tuple[int, ...] = ()
 
 
-async def _run(start: _Start, cwd: str, timeout: float, limit: int) -> tuple[str, bool, int | None]:
-    """The command's result text, whether it timed out, and its exit code."""
+async def _run(
+    start: _Start, cwd: str, timeout: float, limit: int, show: Show | None = None
+) -> tuple[str, bool, int | None]:
+    """The command's result text, whether it timed out, and its exit code; `show` is told
+    its last lines while it runs."""
     proc = await start_in_group(
         *start.argv, cwd=cwd, env=start.env, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
@@ -112,6 +145,22 @@ async def _run(start: _Start, cwd: str, timeout: float, limit: int) -> tuple[str
     output = Output(limit)
     reader = asyncio.create_task(pump(proc.stdout, output))
     exited = asyncio.create_task(_until_exit(proc, reader))
+    live = asyncio.create_task(_show_live(output, show)) if show is not None else None
+    try:
+        return await _wait(proc, output, reader, exited, timeout)
+    finally:
+        if live is not None:
+            live.cancel()
+
+
+async def _wait(
+    proc: asyncio.subprocess.Process,
+    output: Output,
+    reader: asyncio.Task[None],
+    exited: asyncio.Task[int],
+    timeout: float,
+) -> tuple[str, bool, int | None]:
+    """Wait for the shell to exit (or time out), then for its output to end."""
     note, timed_out = "", False
     try:
         done, _ = await asyncio.wait({exited}, timeout=timeout)
@@ -184,13 +233,14 @@ async def exec_shell_command(
     sandbox = None if ctx.unsandboxed else ctx.sandbox
     if background:
         return await _background(ctx, command, env, root, limit)
+    show = progress_shower(*lent_call(ctx))
     if sandbox is None or not sandbox.active:
-        return (await _start(_Start([SHELL, "-c", command], env), root, seconds, limit))[0]
+        return (await _start(_Start([SHELL, "-c", command], env), root, seconds, limit, show))[0]
     plan = sandbox.plan(ctx.workspace.root, env, write=not ctx.read_only)
     try:
         with sandbox.launch([SHELL, "-c", command], plan, env) as launch:
             start = _Start(launch.argv, launch.env, launch.preexec_fn, launch.pass_fds)
-            result, code = await _start(start, root, seconds, limit)
+            result, code = await _start(start, root, seconds, limit, show)
     except OSError as exc:  # the sandbox could not be set up: nothing ran
         return ToolResult(f"The sandbox could not start the command ({exc}).", is_error=True)
     stopped = "" if result.is_error else stopped_by(result.text, code, sandbox.kind, plan.network)
@@ -248,11 +298,11 @@ async def _background(
 
 
 async def _start(
-    start: _Start, cwd: str, seconds: float, limit: int
+    start: _Start, cwd: str, seconds: float, limit: int, show: Show | None = None
 ) -> tuple[ToolResult, int | None]:
     """The result, and the exit code (None when it did not start or timed out)."""
     try:
-        text, timed_out, code = await _run(start, cwd, seconds, limit)
+        text, timed_out, code = await _run(start, cwd, seconds, limit, show)
     except (OSError, subprocess.SubprocessError) as exc:
         return ToolResult(f"The command could not be started ({exc}).", is_error=True), None
     return ToolResult(text, is_error=timed_out), None if timed_out else code

@@ -168,9 +168,9 @@ async def test_the_task_card_says_the_childs_step_and_its_count_of_calls(tmp_pat
 
     session.events.subscribe(note)
     await send(session, "go")
-    assert said[0] == "thinking · 0 tool calls"
-    assert "Read a.txt · 1 tool call" in said and "Read a.txt · 2 tool calls" in said
-    assert said[-1] == "thinking · 2 tool calls"
+    assert said[0] == "0 tool calls · thinking"
+    assert "1 tool call · Read a.txt" in said and "2 tool calls · Read a.txt" in said
+    assert said[-1] == "2 tool calls · thinking"
     (card,) = task_items(session.conversation)
     assert card.state == "done" and card.progress == ""  # said only while it ran
 

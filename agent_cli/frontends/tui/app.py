@@ -123,6 +123,7 @@ class AgentApp(App[int]):
         self.search_bar = SearchBar()
         self.plan_view = PlanView(id="plan")
         self.pending_view = PendingView(id="pending")
+        self.clock = clock  # the status line's and the running cards' timers read it
         self.status = StatusLine(reduce_motion=settings.reduce_motion, clock=clock)
         if settings.reduce_motion:  # Textual's own: no smooth scrolling or sliding widgets
             self.animation_level = "none"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -11,11 +13,13 @@ from textual.content import Content
 from textual.events import Click
 from textual.message import Message
 from textual.reactive import var
+from textual.timer import Timer
 from textual.widgets import Static
 
 from agent_cli.engine.items import ToolItem
-from agent_cli.frontends.outcome import outcome
+from agent_cli.frontends.outcome import COMMAND_TOOLS, outcome
 from agent_cli.frontends.tui.diff_view import DiffView
+from agent_cli.frontends.tui.status_line import TICK_SECONDS, elapsed_text
 from agent_cli.lsp.diagnostics import summary
 
 RESULT_LINES = 400  # an expanded card shows this much of a result; search sees all of it
@@ -39,11 +43,22 @@ def look(item: ToolItem) -> str:
     return "failed" if outcome(item).failed else item.state
 
 
-def state_text(item: ToolItem) -> str:
+def live_tail(item: ToolItem) -> bool:
+    """Whether the item's progress is a command's last lines, shown under its header."""
+    return item.state == "running" and item.tool in COMMAND_TOOLS
+
+
+def state_text(item: ToolItem, elapsed: float | None = None) -> str:
+    """What the header says of the call's state; `elapsed`: seconds it has been running."""
     if item.state == "composing":
         return f"composing · {size_text(item.bytes)}"
-    if item.state == "running" and item.progress:  # an MCP server's own word on it
-        return f"running · {item.progress}"
+    if item.state == "running":
+        parts = ["running"]
+        if elapsed is not None and elapsed >= 1:  # a quick call shows no 0s
+            parts.append(elapsed_text(elapsed))
+        if item.progress and not live_tail(item):  # an MCP server's or a sub-agent's word
+            parts.append(item.progress)
+        return " · ".join(parts)
     said = outcome(item)
     if said.failed:
         return f"failed · {said.text}"
@@ -63,16 +78,50 @@ class ToolCard(Vertical, can_focus=True):
         # Classes given here, not added after: add_class before mounting restyles.
         super().__init__(classes=f"-{look(item)}")
         self.item = item
+        self._since: float | None = None  # when it was first seen running, on the app's clock
+        self._tick: Timer | None = None
         self.header = Static(self._header(), classes="tool-header")
         self.body = Vertical(classes="tool-body")  # mounted when first expanded
+        self.tail = Static(classes="tool-tail")  # a running command's last lines
         self._shown_state = look(item)
 
     def compose(self) -> ComposeResult:
         yield self.header
 
+    def on_mount(self) -> None:
+        self._follow_run()
+
+    def _clock(self) -> Callable[[], float]:
+        # The app's injected clock (the status line's), so a test's screen shows its time.
+        clock: Callable[[], float] = getattr(self.app, "clock", time.monotonic)
+        return clock
+
+    def _follow_run(self) -> None:
+        """While the call runs: a timer in the header, and a command's last lines under it."""
+        item = self.item
+        if item.state == "running":
+            if self._since is None:
+                self._since = self._clock()()
+                self._tick = self.set_interval(TICK_SECONDS, self._tick_over)
+                self.header.update(self._header())
+        elif self._tick is not None:
+            self._tick.stop()
+            self._tick, self._since = None, None
+        if live_tail(item) and item.progress:
+            self.tail.update(Content(item.progress))
+            if not self.tail.is_attached:
+                self.mount(self.tail, after=self.header)
+        elif self.tail.is_attached:
+            self.tail.remove()
+
+    def _tick_over(self) -> None:
+        self.header.update(self._header())
+
     def update_item(self, item: ToolItem) -> None:
-        """The item changed (state, title, bytes, result)."""
+        """The item changed (state, title, bytes, result, progress)."""
         self.item = item
+        if self.is_mounted:
+            self._follow_run()
         self.header.update(self._header())
         state = look(item)
         if state != self._shown_state:
@@ -95,9 +144,12 @@ class ToolCard(Vertical, can_focus=True):
             f"[{colour}]$icon[/] [b]$title[/b]  [{said}]$state[/][$foreground-muted]$extra[/]",
             icon=icon,
             title=item.title or item.tool,
-            state=state_text(item),
+            state=state_text(item, self._elapsed()),
             extra=extra,
         )
+
+    def _elapsed(self) -> float | None:
+        return None if self._since is None else self._clock()() - self._since
 
     def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded

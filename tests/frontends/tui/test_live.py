@@ -9,6 +9,7 @@ from pathlib import Path
 from agent_cli.engine.items import NoticeItem
 from agent_cli.frontends.tui.app import AgentApp
 from agent_cli.frontends.tui.notice_view import NoticeView
+from agent_cli.frontends.tui.tool_card import ToolCard
 from tests.frontends.tui.support import SIZE, Events, send, settle, shown_text, until
 from tests.support.fake_openai import FakeOpenAI, http_error, text, tool_calls
 
@@ -110,3 +111,27 @@ async def test_the_welcome_shows_where_and_how_and_goes_with_the_first_message(
         assert not app.transcript.query(Welcome), "gone with the first message"
         await send(pilot, app, "/new")
         await until(pilot, lambda: bool(app.transcript.query(Welcome)))
+
+
+async def test_a_running_commands_card_shows_a_timer_and_its_last_lines_as_they_come(
+    interactive, settings, fake: FakeOpenAI, workspace: Path
+):
+    now = [100.0]
+    app = AgentApp(interactive, settings, clock=lambda: now[0])
+    command = "seq 1 8; while [ ! -e gate ]; do sleep 0.02; done; echo after"
+    arguments = json.dumps({"command": command, "timeout": 100})
+    fake.add(tool_calls(("c1", "exec_shell_command", arguments)), text("Counted."))
+    app.session.set_mode("full")
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "count")
+        cards = lambda: list(app.transcript.query(ToolCard))  # noqa: E731
+        await until(pilot, lambda: cards() and cards()[0].tail.is_attached)
+        card = cards()[0]
+        assert str(card.tail.render()).split() == ["4", "5", "6", "7", "8"], "its last 5 lines"
+        now[0] += 12
+        await until(pilot, lambda: "running · 12s" in str(card.header.render()))
+        (workspace / "gate").touch()
+        await settle(pilot, app)
+        header = str(card.header.render())
+        assert "✓" in header and "running" not in header and "12s" not in header
+        assert not card.tail.is_attached, "collapsed as before once it ended"

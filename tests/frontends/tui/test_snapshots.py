@@ -10,6 +10,7 @@ import pytest
 from agent_cli.engine.items import AssistantItem, NoticeItem, ToolItem, UserItem
 from agent_cli.frontends.interactive import Interactive
 from agent_cli.frontends.tui.app import AgentApp
+from agent_cli.frontends.tui.tool_card import ToolCard
 from agent_cli.settings import load_settings
 from tests.support.sessions import make_session
 from tests.support.waiting import eventually
@@ -194,3 +195,25 @@ def test_the_welcome_of_a_first_start(snap_compare, workspace: Path):
     settings = dataclasses.replace(load_settings(workspace), reduce_motion=True)
     app = AgentApp(interactive, settings)
     assert snap_compare(app, terminal_size=(80, 20), run_before=steady_cursor)
+
+
+def test_a_running_command_and_a_sub_agent_mid_run(snap_compare, workspace: Path):
+    session, _, _ = make_session(workspace, [])
+    session.conversation.model = "openai/m1"
+    command = ToolItem("exec_shell_command", "c1", title="Run pytest -q", state="running")
+    command.progress = "tests/test_a.py ....\ntests/test_b.py ..F.\ntests/test_c.py ......"
+    task = ToolItem("task", "c2", title="Task: find the config loader", state="running")
+    task.progress = "3 tool calls · Read src/config.py"
+    session.conversation.items = [UserItem("Run the tests and find the loader."), command, task]
+    interactive = Interactive(session, None, lambda c: session)
+    settings = dataclasses.replace(load_settings(workspace), reduce_motion=True)
+    now = [1000.0]
+    app = AgentApp(interactive, settings, clock=lambda: now[0])
+
+    async def twelve_seconds_in(pilot) -> None:
+        now[0] += 12
+        for card in app.transcript.query(ToolCard):
+            card.update_item(card.item)
+        await steady_cursor(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 16), run_before=twelve_seconds_in)
