@@ -1,29 +1,180 @@
-"""A unified diff (or any code), coloured with the theme's Pygments style."""
+"""A unified diff with old and new line numbers in a gutter and the file's syntax colours.
+
+Drawn a line at a time (Textual's line API): only the rows on screen are coloured,
+each when first shown, so a 5,000-line diff costs a screenful, not the whole diff.
+A row is lexed alone (Pygments, the language from the file's extension): a
+string that spans lines may be coloured as code, a small price for never lexing
+the whole file. Added and removed rows keep their tinted background.
+"""
 
 from __future__ import annotations
 
-from textual.app import RenderResult
+import bisect
+import re
+from typing import TYPE_CHECKING, NamedTuple
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.syntax import PygmentsSyntaxTheme
+from rich.text import Text
+from textual.color import Color
+from textual.geometry import Size
+from textual.strip import Strip
 from textual.widget import Widget
 
 from agent_cli.frontends.tui.markdown_render import renderer_for
 
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+class Row(NamedTuple):
+    kind: str  # "+", "-", " " (a line of the file), "@" (a hunk's header), "" (other)
+    old: int  # its line number before the change (0: none)
+    new: int  # and after
+    text: str
+
+
+def parse(diff: str) -> tuple[list[Row], str]:
+    """The diff's rows with their line numbers, and the (last) file it changes."""
+    rows: list[Row] = []
+    path = ""
+    old = new = 0
+    for line in diff.rstrip("\n").split("\n"):
+        hunk = _HUNK.match(line)
+        if hunk:
+            old, new = int(hunk[1]), int(hunk[2])
+            rows.append(Row("@", 0, 0, line))
+        elif line.startswith(("+++ ", "--- ")):
+            if line.startswith("+++ "):
+                path = line[4:].split("\t")[0].removeprefix("b/")
+            rows.append(Row("", 0, 0, line))
+        elif line[:1] == "+":
+            rows.append(Row("+", 0, new, line[1:]))
+            new += 1
+        elif line[:1] == "-":
+            rows.append(Row("-", old, 0, line[1:]))
+            old += 1
+        elif line[:1] == " ":
+            rows.append(Row(" ", old, new, line[1:]))
+            old, new = old + 1, new + 1
+        else:  # "\ No newline at end of file", or text that is no diff
+            rows.append(Row("", 0, 0, line))
+    return rows, path
+
+
+def _lexer(path: str) -> Lexer | None:
+    from pygments.lexers import get_lexer_for_filename
+    from pygments.util import ClassNotFound
+
+    try:
+        return get_lexer_for_filename(path, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
 
 class DiffView(Widget):
-    """Rendered from the current theme each time, so a theme switch recolours it."""
+    """Coloured from the current theme; a theme switch draws it again in the new one."""
 
-    def __init__(self, code: str, lexer: str = "diff") -> None:
+    def __init__(self, diff: str) -> None:
         super().__init__()
-        self.code = code.rstrip("\n")
-        self.lexer = lexer
+        self.rows, path = parse(diff)
+        self.lexer = _lexer(path) if path else None
+        numbers = [max(r.old, r.new) for r in self.rows]
+        self.digits = len(str(max(numbers, default=0)))
+        self._starts: list[int] = []  # the first screen line of each row, at `_width`
+        self._width = -1
+        self._drawn: dict[int, list[Strip]] = {}  # row -> its screen lines
+        self._look: tuple[object, ...] = ()
+        self._total = 0
+        self._theme: PygmentsSyntaxTheme | None = None
 
-    def render(self) -> RenderResult:
-        from rich.syntax import Syntax  # imported when a diff is first shown
+    @property
+    def numbers_width(self) -> int:
+        return 2 * self.digits + 3  # "old new " and the sign
 
+    def _layout(self, width: int) -> None:
+        if width == self._width:
+            return
+        self._width, self._drawn = width, {}
+        room = max(1, width - self.numbers_width)
+        starts, line = [], 0
+        for row in self.rows:
+            starts.append(line)
+            wrap = max(1, width) if row.kind in ("@", "") else room  # headers have no gutter
+            line += max(1, -(-len(row.text.expandtabs()) // wrap))
+        self._starts, self._total = starts, line
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        self._layout(width)
+        return self._total
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        self._layout(width)
+        look = (self.app.theme, width)
+        if look != self._look:
+            self._look, self._drawn, self._theme = look, {}, None
+        if not self.rows or y >= self._total:
+            return Strip.blank(width)
+        index = bisect.bisect_right(self._starts, y) - 1
+        lines = self._drawn.get(index)
+        if lines is None:
+            lines = self._drawn[index] = self._draw(self.rows[index], width)
+        part = y - self._starts[index]
+        return lines[part] if part < len(lines) else Strip.blank(width)
+
+    def _draw(self, row: Row, width: int) -> list[Strip]:
         palette = renderer_for(self.app).palette
-        return Syntax(
-            self.code,
-            self.lexer,
-            theme=palette.code_theme,
-            background_color=palette.surface,
-            word_wrap=True,
+        variables = self.app.get_css_variables()
+        muted = Style(color=palette.muted)
+        surface = Color.parse(palette.surface).rich_color
+        if row.kind in ("@", ""):
+            style = Style(color=palette.accent) if row.kind == "@" else muted
+            text = Text(row.text.expandtabs(), style=style)
+            return self._strips(Text(), text, width, Style(bgcolor=surface), wrap_at=width)
+        tint = {"+": "success-muted", "-": "error-muted"}.get(row.kind)
+        background = Color.parse(variables[tint]).rich_color if tint in variables else surface
+        old = str(row.old) if row.old else ""
+        new = str(row.new) if row.new else ""
+        gutter = Text(f"{old:>{self.digits}} {new:>{self.digits}} ", style=muted)
+        sign = {"+": variables.get("text-success"), "-": variables.get("text-error")}
+        said = sign.get(row.kind)
+        gutter.append(row.kind, Style(color=Color.parse(said).rich_color) if said else muted)
+        code = self._highlight(row.text.expandtabs(), palette.code_theme)
+        return self._strips(
+            gutter, code, width, Style(bgcolor=background), width - self.numbers_width
         )
+
+    def _highlight(self, code: str, theme_name: str) -> Text:
+        text = Text(code)
+        if self.lexer is None:
+            return text
+        if self._theme is None:
+            self._theme = PygmentsSyntaxTheme(theme_name)
+        theme = self._theme
+        offset = 0
+        for token, value in self.lexer.get_tokens(code):
+            style = theme.get_style_for_token(token)
+            colour = Style(color=style.color, bold=style.bold, italic=style.italic)
+            text.stylize(colour, offset, offset + len(value))
+            offset += len(value)
+        return text
+
+    def _strips(
+        self, gutter: Text, text: Text, width: int, background: Style, wrap_at: int
+    ) -> list[Strip]:
+        """The row's screen lines: its text cut at `wrap_at`, the gutter on the first."""
+        wrap_at = max(1, wrap_at)
+        pieces = text.divide(range(wrap_at, len(text.plain), wrap_at)) if text.plain else [text]
+        console = self.app.console
+        strips = []
+        for number, piece in enumerate(pieces):
+            lead = gutter if number == 0 else Text(" " * gutter.cell_len)
+            line = Text.assemble(lead, piece)
+            segments = list(line.render(console))
+            strip = Strip(Segment.apply_style(segments, post_style=None, style=background))
+            strips.append(strip.extend_cell_length(width, background).crop(0, width))
+        return strips

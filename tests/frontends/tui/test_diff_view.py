@@ -1,0 +1,49 @@
+"""The edit card's diff: line numbers in a gutter, the file's syntax colours, drawn lazily."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+
+from agent_cli.frontends.tui.diff_view import DiffView, parse
+from tests.frontends.tui.test_snapshots import DIFF
+
+
+class Shown(App[None]):
+    CSS = "DiffView { height: auto; }"  # as diff_view.tcss says
+
+    def __init__(self, diff: str) -> None:
+        super().__init__()
+        self.diff = diff
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield DiffView(self.diff)
+
+
+def line_text(view: DiffView, y: int) -> str:
+    return "".join(segment.text for segment in view.render_line(y)).rstrip()
+
+
+async def test_the_diff_has_old_and_new_numbers_and_the_files_colours():
+    app = Shown(DIFF)
+    async with app.run_test(size=(60, 12)) as pilot:
+        await pilot.pause()
+        view = app.query_one(DiffView)
+        assert line_text(view, 3) == "1 1  def greet(name: str) -> str:"
+        assert line_text(view, 4) == '2   -    return f"hello {name}"'
+        assert line_text(view, 5) == '  2 +    return f"hi {name}"'
+        colours = {s.style.color for s in view.render_line(3) if s.text.strip() and s.style}
+        assert len(colours) >= 3, "a Python line in several colours, not one"
+
+
+async def test_a_long_diff_draws_only_the_rows_on_screen():
+    body = "".join(f"+line {n} = {n}\n" for n in range(5000))
+    diff = f"--- a/big.py\n+++ b/big.py\n@@ -0,0 +1,5000 @@\n{body}"
+    assert len(parse(diff)[0]) == 5003
+    app = Shown(diff)
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.pause()
+        view = app.query_one(DiffView)
+        assert view.size.height == 5003, "a row a line at 80 columns"
+        assert len(view._drawn) < 50, "a screenful drawn, not 5,000 rows"
