@@ -173,6 +173,7 @@ class AgentApp(App[int]):
             # process: keep it out of the collector's full passes, which pause frames.
             gc.freeze()
             AgentApp._frozen = True
+        gc.enable()  # the start ran without it (commands/opening.py): from here on it runs
 
     def on_ready(self) -> None:
         """The first frame is out: now what it did not need (their threads and round trips

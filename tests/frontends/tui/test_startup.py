@@ -12,6 +12,7 @@ from rich.console import RenderableType
 from textual.screen import Screen
 
 from agent_cli import wiring
+from agent_cli.frontends.interactive import Interactive
 from agent_cli.frontends.tui.app import AgentApp
 from agent_cli.frontends.tui.notice_view import NoticeView
 from agent_cli.settings import Settings, load_settings
@@ -95,3 +96,31 @@ def test_opening_the_tui_imports_no_typer():
     )
     out = subprocess.run([sys.executable, "-c", opened], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_the_tui_starts_without_the_collector_and_turns_it_on_at_its_first_frame(
+    settings: Settings, workspace: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Its ~120 passes over the start's long-lived objects cost ~35 ms before the first frame;
+    the app, once mounted, freezes what is alive and turns the collector back on."""
+    import gc
+
+    from agent_cli.commands import opening
+    from agent_cli.frontends import tui
+    from agent_cli.settings import Flags
+
+    seen: dict[str, bool] = {}
+
+    async def run_tui(interactive: Interactive, settings: Settings) -> int:
+        seen["before"] = gc.isenabled()  # settings, wiring and the Session were built
+        app = AgentApp(interactive, settings)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.status.model != "")
+            seen["mounted"] = gc.isenabled()
+        return 0
+
+    monkeypatch.setattr(tui, "run_tui", run_tui)
+    assert gc.isenabled()
+    assert opening.open_front_end(Flags(), Opening(), False, str(workspace)) == 0
+    assert seen == {"before": False, "mounted": True}
+    assert gc.isenabled()
