@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style
-from rich.syntax import PygmentsSyntaxTheme
 from rich.text import Text
 from textual.color import Color
 from textual.geometry import Size
@@ -26,6 +25,7 @@ from agent_cli.frontends.tui.markdown_render import renderer_for
 
 if TYPE_CHECKING:
     from pygments.lexer import Lexer
+    from rich.syntax import PygmentsSyntaxTheme
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
@@ -153,6 +153,8 @@ class DiffView(Widget):
         if self.lexer is None:
             return text
         if self._theme is None:
+            from rich.syntax import PygmentsSyntaxTheme  # Pygments: not before the first frame
+
             self._theme = PygmentsSyntaxTheme(theme_name)
         theme = self._theme
         offset = 0

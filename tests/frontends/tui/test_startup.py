@@ -82,9 +82,10 @@ async def test_a_server_that_does_not_answer_is_said_in_the_transcript(nowhere: 
         await interactive.aclose()
 
 
-def test_opening_the_tui_imports_no_typer():
+def test_opening_the_tui_imports_no_typer_and_no_pygments():
     """A bare `agent` skips Typer (~50 ms of a start whose goal is a bare Textual app's):
-    neither the commands package nor the trust question may bring it back."""
+    neither the commands package nor the trust question may bring it back; Pygments (the
+    highlighting of code and diffs) loads after the first frame, in the warm-up."""
     import subprocess
     import sys
 
@@ -92,7 +93,7 @@ def test_opening_the_tui_imports_no_typer():
         "import sys; import agent_cli.commands.opening as o, agent_cli.commands.common, "
         "agent_cli.commands.trust, agent_cli.settings, agent_cli.wiring, "
         "agent_cli.frontends.interactive, agent_cli.frontends.tui.app; "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click')))"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click', 'pygments')))"
     )
     out = subprocess.run([sys.executable, "-c", opened], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
