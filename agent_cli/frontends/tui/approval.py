@@ -35,6 +35,7 @@ from unidiff import PatchSet, UnidiffParseError
 from unidiff.patch import Hunk, Line
 
 from agent_cli.engine.approval import ApprovalRequest, Decision, Scope
+from agent_cli.frontends.tui.diff_view import DiffView
 from agent_cli.frontends.tui.markdown_render import renderer_for
 from agent_cli.policy.modes import MODES, reads_only, switched_to
 from agent_cli.policy.rules import NO_RULE, split_rules
@@ -296,7 +297,7 @@ class ApprovalScreen(ModalScreen[Decision]):
                 )
         elif request.diff:
             with VerticalScroll(id="unified", classes="body"):
-                yield DiffText(request.diff, id="diff")
+                yield DiffView(request.diff, id="diff")
             if self.hunks:
                 old, new = side_by_side(self.hunks)
                 with VerticalScroll(id="split", classes="body"), Horizontal(id="columns"):

@@ -78,8 +78,10 @@ def _lexer(path: str) -> Lexer | None:
 class DiffView(Widget):
     """Coloured from the current theme; a theme switch draws it again in the new one."""
 
-    def __init__(self, diff: str) -> None:
-        super().__init__()
+    DEFAULT_CSS = "DiffView { height: auto; }"  # as tall as its rows, wherever it is shown
+
+    def __init__(self, diff: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.rows, path = parse(diff)
         self.lexer = _lexer(path) if path else None
         numbers = [max(r.old, r.new) for r in self.rows]
