@@ -14,9 +14,9 @@ from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import OptionList, TextArea
+from textual.widgets import OptionList, Static, TextArea
 
 from agent_cli.errors import ClipboardError, ImageError
 from agent_cli.frontends.clipboard import clipboard_image, image_from_paste
@@ -33,6 +33,8 @@ from agent_cli.frontends.tui.history import History
 from agent_cli.frontends.tui.image_chips import ImageChips
 from agent_cli.frontends.tui.prompt_input import PromptInput
 from agent_cli.media import Image
+
+PROMPT_MARKER = "›"
 
 
 def _nothing() -> None:
@@ -75,7 +77,9 @@ class Composer(Vertical):
     def compose(self) -> ComposeResult:
         yield self.menu
         yield self.chips
-        yield self.input
+        with Horizontal(id="prompt-row"):
+            yield Static(PROMPT_MARKER, id="prompt-marker")  # left of the first line only
+            yield self.input
 
     def focus_input(self) -> None:
         self.input.focus()

@@ -30,6 +30,12 @@ NEWLINE_KEYS = ("shift+enter", "ctrl+j")
 SCROLL_KEYS = {"pageup": "page_up", "pagedown": "page_down", "ctrl+home": "home", "ctrl+end": "end"}
 EMPTY_SCROLL_KEYS = {"home": "home", "end": "end"}
 MENU_KEYS = {"up": "up", "down": "down", "tab": "accept", "enter": "enter", "escape": "close"}
+# What an empty input says, the longest that fits its width.
+PLACEHOLDERS = (
+    "Ask anything · / for commands · @ for files · ! for a shell command",
+    "Ask anything · / for commands · @ for files",
+    "Ask anything",
+)
 
 
 class PromptInput(TextArea):
@@ -86,10 +92,16 @@ class PromptInput(TextArea):
             tab_behavior="focus",
             compact=True,
             highlight_cursor_line=False,
+            placeholder=PLACEHOLDERS[0],
         )
         self.completing = False  # the Composer sets this while its menu is open
         self._key_time = 0.0  # when the last key came (monotonic)
         self.pastes = Pastes()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # One column stays free for the cursor after the text.
+        fits = [text for text in PLACEHOLDERS if len(text) < self.content_size.width]
+        self.placeholder = fits[0] if fits else PLACEHOLDERS[-1]
 
     @property
     def message(self) -> str:

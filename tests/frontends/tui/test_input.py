@@ -12,6 +12,7 @@ from agent_cli.frontends.tui.app import AgentApp
 from agent_cli.frontends.tui.assistant_view import AssistantView
 from agent_cli.frontends.tui.notice_view import NoticeView
 from agent_cli.frontends.tui.pasted import Pastes
+from agent_cli.frontends.tui.prompt_input import PLACEHOLDERS
 from agent_cli.frontends.tui.reasoning_block import ReasoningBlock
 from agent_cli.frontends.tui.tool_card import ToolCard
 from agent_cli.frontends.tui.user_message import UserMessage
@@ -30,6 +31,37 @@ def test_a_long_paste_is_a_label_and_expands_in_one_pass():
     second = pastes.collapse(tricky)
     assert second == "[pasted text #2, 11 lines]"
     assert pastes.expand(f"see {label} and {second}") == f"see {PASTED} and {tricky}"
+
+
+def _first_line(app: AgentApp) -> str:
+    return app.composer.input.render_line(0).text.strip()
+
+
+async def test_the_input_has_a_marker_on_its_first_line_and_a_placeholder_while_empty(
+    app: AgentApp,
+):
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        marker, prompt = app.query_one("#prompt-marker"), app.composer.input
+        assert str(marker.render()) == "›"
+        assert _first_line(app) == PLACEHOLDERS[0]
+        await pilot.press("a", "ctrl+j", "b", "ctrl+j", "c")
+        await pilot.pause()
+        assert prompt.size.height == 3
+        assert marker.region.y == prompt.region.y and marker.region.height == 1, "first line only"
+        assert _first_line(app) == "a", "no placeholder once there is text"
+        prompt.set_text("")
+        await pilot.pause()
+        assert _first_line(app).startswith("Ask anything")
+
+
+async def test_a_narrow_input_has_a_shorter_placeholder(app: AgentApp):
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        assert _first_line(app) == PLACEHOLDERS[1] == "Ask anything · / for commands · @ for files"
+        await pilot.resize_terminal(30, 20)
+        await pilot.pause()
+        assert _first_line(app) == PLACEHOLDERS[2] == "Ask anything"
 
 
 async def test_backslash_then_enter_adds_a_line_and_sends_nothing(app: AgentApp):
