@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import time
 from typing import Any
@@ -20,6 +21,14 @@ KILL_GRACE = 2.0
 """Seconds between SIGTERM and SIGKILL for a process group."""
 READ_CHUNK = 64 * 1024
 _POLL = 0.05
+# A terminal's escape sequences (colours, titles) and other control characters: a live
+# view shows the text, never sends a command's sequences on to the person's terminal.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: titles, links, the clipboard
+    r"|\x1b[ -/]*[0-~]?"  # the other escapes (character sets and the like)
+    r"|[\x00-\x08\x0b-\x1f\x7f]"
+)
 
 
 # ------------------------------------------------------------------ output
@@ -88,7 +97,7 @@ def last_lines(text: str, count: int, width: int = 200) -> str:
     its last carriage return: a progress bar's latest state) and cut at `width`."""
     shown: list[str] = []
     for line in reversed(text.split("\n")):
-        line = line.rstrip("\r").rsplit("\r", 1)[-1].rstrip()
+        line = _ESCAPES.sub("", line.rstrip("\r").rsplit("\r", 1)[-1]).rstrip()
         if line:
             shown.append(line if len(line) <= width else line[: width - 1] + "…")
             if len(shown) == count:

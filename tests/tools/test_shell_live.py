@@ -58,6 +58,8 @@ async def test_a_flood_of_output_is_shown_a_few_times_a_second_and_bounded(tmp_p
 def test_the_last_lines_are_what_a_terminal_showed_last():
     assert last_lines("a\n\nb\r\n 10%\r 50%\r100%\nc", 3) == "b\n100%\nc"
     assert last_lines("x" * 500, 1) == "x" * 199 + "…"
+    coloured = "\x1b[32mPASSED\x1b[0m\x1b]0;title\x07 ok\x07\x1b(B"
+    assert last_lines(coloured, 1) == "PASSED ok", "no escape sequence reaches the screen"
     output = Output(64)
     output.feed(b"head\n" + b"y" * 100 + b"\nlast\n")
     assert output.recent(10).endswith("\nlast\n") and len(output.recent(10)) <= 10
