@@ -53,8 +53,21 @@ async def test_the_filesystem_server_works_in_the_workspace_it_is_given_as_root(
     servers = McpServers([filesystem], workspace, os.environ, start_timeout=GENEROUS)
     try:
         found = await tools_of(servers)
-        allowed = await found["fs_list_allowed_directories"].run(CTX, {})
-        assert str(workspace) in allowed.text, allowed.text
+
+        async def allowed(only: Path) -> bool:
+            listed = (await found["fs_list_allowed_directories"].run(CTX, {})).text
+            others = (p for p in (workspace, (tmp_path / "other").resolve()) if p != only)
+            return str(only) in listed and not any(str(p) in listed for p in others)
+
+        async def until_allowed(only: Path) -> None:
+            # The server asks for the roots once initialized, and again on roots/list_changed:
+            # its answer comes after ours, so wait for it (bounded).
+            deadline = time.monotonic() + GENEROUS
+            while not await allowed(only):
+                assert time.monotonic() < deadline, f"the server never took {only} as its root"
+                await asyncio.sleep(0.05)
+
+        await until_allowed(workspace)
         read = await found["fs_read_text_file"].run(CTX, {"path": str(workspace / "notes.txt")})
         assert not read.is_error and "inside the workspace" in read.text
         refused = await found["fs_read_text_file"].run(CTX, {"path": str(outside)})
@@ -64,15 +77,7 @@ async def test_the_filesystem_server_works_in_the_workspace_it_is_given_as_root(
         other.mkdir()
         (other / "b.txt").write_text("in the new root\n")
         await servers.set_roots([other])  # the server is told, and asks for them again
-
-        async def moved() -> bool:
-            listed = await found["fs_list_allowed_directories"].run(CTX, {})
-            return str(other) in listed.text and str(workspace) not in listed.text
-
-        deadline = time.monotonic() + GENEROUS  # it asks for them again on the notification
-        while not await moved():
-            assert time.monotonic() < deadline, "the server never took the new roots"
-            await asyncio.sleep(0.05)
+        await until_allowed(other)
         read = await found["fs_read_text_file"].run(CTX, {"path": str(other / "b.txt")})
         assert "in the new root" in read.text
     finally:
