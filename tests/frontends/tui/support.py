@@ -67,3 +67,15 @@ def shown_text(widget: Widget) -> str:
     """The plain text of every flow (answers, notices, replies) inside a widget."""
     flows = [widget] if isinstance(widget, MarkdownFlow) else list(widget.query(MarkdownFlow))
     return "\n".join(flow_text(flow) for flow in flows)
+
+
+def notice_says(app: AgentApp, words: str, level: str = "") -> bool:
+    """Whether a notice in the transcript (of `level`: "error", "warn"…, any when "") says
+    `words`, read with the wrapping's spaces and line breaks taken out of both."""
+    from agent_cli.frontends.tui.notice_view import NoticeView
+
+    notices = app.transcript.query(NoticeView)
+    if level:
+        notices = notices.filter(f".-{level}")
+    wanted = "".join(words.split())
+    return any(wanted in "".join(shown_text(n).split()) for n in notices)

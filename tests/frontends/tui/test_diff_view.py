@@ -6,6 +6,7 @@ from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 
 from agent_cli.frontends.tui.diff_view import DiffView, parse
+from tests.frontends.tui.support import until
 from tests.frontends.tui.test_snapshots import DIFF
 
 
@@ -28,8 +29,8 @@ def line_text(view: DiffView, y: int) -> str:
 async def test_the_diff_has_old_and_new_numbers_and_the_files_colours():
     app = Shown(DIFF)
     async with app.run_test(size=(60, 12)) as pilot:
-        await pilot.pause()
         view = app.query_one(DiffView)
+        await until(pilot, lambda: view.size.height > 0)  # laid out
         assert line_text(view, 3) == "1 1  def greet(name: str) -> str:"
         assert line_text(view, 4) == '2   -    return f"hello {name}"'
         assert line_text(view, 5) == '  2 +    return f"hi {name}"'
@@ -43,7 +44,7 @@ async def test_a_long_diff_draws_only_the_rows_on_screen():
     assert len(parse(diff)[0]) == 5003
     app = Shown(diff)
     async with app.run_test(size=(80, 20)) as pilot:
-        await pilot.pause()
         view = app.query_one(DiffView)
-        assert view.size.height == 5003, "a row a line at 80 columns"
+        await until(pilot, lambda: view.size.height == 5003)  # a row a line at 80 columns
+        await until(pilot, lambda: bool(view._drawn))  # the first screen is drawn
         assert len(view._drawn) < 50, "a screenful drawn, not 5,000 rows"

@@ -41,27 +41,23 @@ async def test_the_input_has_a_marker_on_its_first_line_and_a_placeholder_while_
     app: AgentApp,
 ):
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
         marker, prompt = app.query_one("#prompt-marker"), app.composer.input
+        await until(pilot, lambda: _first_line(app) == PLACEHOLDERS[0])
         assert str(marker.render()) == "›"
-        assert _first_line(app) == PLACEHOLDERS[0]
         await pilot.press("a", "ctrl+j", "b", "ctrl+j", "c")
-        await pilot.pause()
-        assert prompt.size.height == 3
+        await until(pilot, lambda: prompt.size.height == 3)
         assert marker.region.y == prompt.region.y and marker.region.height == 1, "first line only"
         assert _first_line(app) == "a", "no placeholder once there is text"
         prompt.set_text("")
-        await pilot.pause()
-        assert _first_line(app).startswith("Ask anything")
+        await until(pilot, lambda: _first_line(app).startswith("Ask anything"))
 
 
 async def test_a_narrow_input_has_a_shorter_placeholder(app: AgentApp):
+    assert PLACEHOLDERS[1:] == ("Ask anything · / for commands · @ for files", "Ask anything")
     async with app.run_test(size=(60, 20)) as pilot:
-        await pilot.pause()
-        assert _first_line(app) == PLACEHOLDERS[1] == "Ask anything · / for commands · @ for files"
+        await until(pilot, lambda: _first_line(app) == PLACEHOLDERS[1])
         await pilot.resize_terminal(30, 20)
-        await pilot.pause()
-        assert _first_line(app) == PLACEHOLDERS[2] == "Ask anything"
+        await until(pilot, lambda: _first_line(app) == PLACEHOLDERS[2])
 
 
 async def test_backslash_then_enter_adds_a_line_and_sends_nothing(app: AgentApp):

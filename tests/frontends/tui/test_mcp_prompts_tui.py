@@ -15,10 +15,9 @@ import pytest
 from agent_cli import mcp_config, wiring
 from agent_cli.frontends.interactive import Interactive
 from agent_cli.frontends.tui.app import AgentApp
-from agent_cli.frontends.tui.notice_view import NoticeView
 from agent_cli.settings import Settings
 from agent_cli.wiring import Opening
-from tests.frontends.tui.support import SIZE, send, settle, shown_text, until
+from tests.frontends.tui.support import SIZE, notice_says, send, settle, until
 from tests.support.cli import agent, err
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls
 from tests.support.mcp_servers import stdio_args
@@ -73,12 +72,7 @@ async def test_a_missing_argument_is_said_with_the_usage_and_nothing_is_sent(
 ):
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, app, "/docs:review focus=speed")
-
-        def said() -> bool:
-            errors = app.transcript.query(NoticeView).filter(".-error")
-            return any("needsfile" in "".join(shown_text(n).split()) for n in errors)
-
-        await until(pilot, said)
+        await until(pilot, lambda: notice_says(app, "needs file", "error"))
     assert fake.requests == []
 
 

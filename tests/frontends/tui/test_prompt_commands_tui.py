@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from agent_cli.frontends.tui.app import AgentApp
-from agent_cli.frontends.tui.notice_view import NoticeView
-from tests.frontends.tui.support import SIZE, send, settle, shown_text, until
+from tests.frontends.tui.support import SIZE, notice_says, send, settle, until
 from tests.support.fake_openai import FakeOpenAI, text
 
 REVIEW = "---\ndescription: Review a file\nargument-hint: FILE\n---\nReview $1, mind $2.\n"
@@ -29,12 +28,8 @@ async def test_a_project_command_is_completed_marked_and_sent_expanded(
 ):
     fake.add(text("Reviewed."))
     async with app.run_test(size=SIZE) as pilot:
-
-        def said() -> bool:
-            notices = ("".join(shown_text(n).split()) for n in app.transcript.query(NoticeView))
-            return any("quit.mdisnotused:/quitisabuilt-in" in n for n in notices)
-
-        await until(pilot, said)  # the shadowed name is said, once the screen is up
+        # The shadowed name is said, once the screen is up.
+        await until(pilot, lambda: notice_says(app, "quit.md is not used: /quit is a built-in"))
         await pilot.press("/", "r", "e", "v")
         labels = [c.label for c in app.composer.menu.candidates]
         assert labels[0].startswith("/review") and labels[0].endswith("(project)")
@@ -61,12 +56,7 @@ async def test_a_skill_is_invoked_by_its_name(app: AgentApp, fake: FakeOpenAI):
 async def test_a_bad_command_file_is_an_error_naming_it(app: AgentApp, fake: FakeOpenAI):
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, app, "/broken")
-
-        def said() -> bool:
-            errors = app.transcript.query(NoticeView).filter(".-error")
-            return any("broken.mdcannotbeused" in "".join(shown_text(n).split()) for n in errors)
-
-        await until(pilot, said)
+        await until(pilot, lambda: notice_says(app, "broken.md cannot be used", "error"))
     assert fake.requests == []
 
 
