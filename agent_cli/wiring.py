@@ -764,7 +764,7 @@ async def open_interactive(
 
     async def warm_commands() -> None:
         if mcp.nothing_to_ask:  # a workspace's servers wait for their trust question
-            await commands.load(start=True)
+            await commands.load(start=True, files=False)  # read by prompt_commands just now
 
     return Interactive(
         session,

@@ -216,15 +216,18 @@ class McpPromptCommands:
         self._listed: list[McpPrompt] | None = None
         self._notices: list[str] = []
 
-    async def load(self, start: bool = False) -> None:
+    async def load(self, start: bool = False) -> bool:
+        """List the prompts when due; whether there is anything new to read from here."""
         from agent_cli.tools.mcp_prompts import prompts
 
         servers, notices = await self.served(start)
         self._notices += notices
         if servers is None:
-            return
+            return bool(notices)
         if self._listed is None or start or servers.take_changed("prompts"):
             self._listed = await prompts(servers)
+            return True
+        return bool(notices)
 
     def commands(self, warnings: list[str]) -> list[PromptCommand]:
         warnings += self._notices
@@ -281,13 +284,16 @@ class CommandRegistry:
         """More built-in names, which no prompt command may take."""
         self.reserved.update(names)
 
-    async def load(self, start: bool = False) -> None:
-        """Read every source again: the servers' prompts (their servers started first when
-        `start`), then the files (in a thread: they are read blocking)."""
+    async def load(self, start: bool = False, files: bool = True) -> None:
+        """Read the sources again: the servers' prompts (their servers started first when
+        `start`), then the files (in a thread: they are read blocking) — with `files=False`,
+        only when the servers gave something new (the files were read a moment ago)."""
+        new = False
         for source in self.sources:
             if isinstance(source, McpPromptCommands):
-                await source.load(start)
-        await asyncio.to_thread(self.refresh)
+                new = await source.load(start) or new
+        if files or new:
+            await asyncio.to_thread(self.refresh)
 
     def refresh(self) -> None:
         table: dict[str, tuple[PromptCommand, CommandSource]] = {}
