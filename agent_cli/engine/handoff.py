@@ -9,7 +9,6 @@ capped; when too long the oldest entries go first, the first request stays.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 
 from agent_cli.engine.items import AssistantItem, Item, SummaryItem, ToolItem, UserItem
@@ -22,7 +21,6 @@ HEADER = (
 )
 FOOTER = "[End of the earlier work. Continue from where it stands.]"
 
-_EXIT = re.compile(r"\[exit code: (-?\d+)")
 _COMMAND_KINDS = ("exec_shell_command", "execute")
 _PATH_KEYS = ("path", "file_path", "filePath", "file")
 
@@ -85,8 +83,12 @@ def _tool_entry(item: ToolItem, files: dict[str, _FileWork]) -> str:
     if item.state == "denied":
         return f"Not done (refused): {title}"
     if item.tool in _COMMAND_KINDS:
-        found = _EXIT.findall(item.result)
-        outcome = f"exit code {found[-1]}" if found else ("failed" if item.is_error else "ran")
+        from agent_cli.tools.shell import exit_code  # only when a hand-off is written
+
+        code = exit_code(item.result)
+        outcome = "failed" if item.is_error else "ran"
+        if code is not None:
+            outcome = f"exit code {code}"
         return f"Command: {_clip(_command(item) or title, 200)} → {outcome}"
     if item.diff and not item.is_error:
         path = item.file or _path(item) or title

@@ -23,9 +23,9 @@ from agent_cli.engine.items import (
     UserItem,
 )
 from agent_cli.media import chips
+from agent_cli.tools.shell import exit_line
 
 RESULT_LINES = 20  # lines of a tool's result shown under it
-EXIT_CODE = re.compile(r"\[exit code: ([^\]\n]+)\]\s*\Z")
 LEVELS = {"info": "Note", "warn": "Warning", "error": "Error"}
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
 
@@ -89,7 +89,7 @@ def _tool(item: ToolItem, heading: str) -> str:
     lines = [f"{heading}# Tool: {title}", "", f"- tool: `{item.tool}` · {item.state}"]
     if item.mcp:
         lines[-1] += f" · MCP server `{item.mcp}`"
-    code = EXIT_CODE.search(item.result)
+    code = exit_line(item.result)
     if code:
         lines.append(f"- exit code: {code[1]}")
     if item.rule:
@@ -97,7 +97,10 @@ def _tool(item: ToolItem, heading: str) -> str:
     if item.diff:
         lines += ["", _fenced(item.diff.rstrip("\n"), "diff")]
     elif item.result.strip():
-        result = EXIT_CODE.sub("", item.result).rstrip() if code else item.result.rstrip()
+        result = item.result
+        if code:  # said above; the sandbox's notes after it stay
+            result = result[: code.start()] + result[code.end() :].lstrip("\n")
+        result = result.rstrip()
         if result.strip():
             lines += ["", _fenced(_cut(result), "text")]
     return "\n".join(lines)

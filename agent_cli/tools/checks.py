@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -31,7 +30,6 @@ DEFAULT_CHECK_TIMEOUT = 60.0
 """Seconds a check may run (at most the shell tool's own limit, 120)."""
 CHECK_OUTPUT_CAP = 4 * 1024
 """Characters of a failing check's output the result keeps (head and tail)."""
-_EXIT = re.compile(r"\[exit code: (-?\d+)[^\]]*\]\s*$")
 
 
 @dataclass(frozen=True)
@@ -91,7 +89,12 @@ class CheckRun(NamedTuple):
 
 async def run_check(check: Check, files: Sequence[str], ctx: ToolContext) -> CheckRun:
     """Run `check` for `files` with the shell tool (sandbox, timeout, output cap)."""
-    from agent_cli.tools.shell import SHELL_MAX_OUTPUT, SHELL_MAX_TIMEOUT, exec_shell_command
+    from agent_cli.tools.shell import (
+        SHELL_MAX_OUTPUT,
+        SHELL_MAX_TIMEOUT,
+        exec_shell_command,
+        exit_line,
+    )
 
     command = check.command_for(files)
     seconds = max(1, min(math.ceil(check.timeout), SHELL_MAX_TIMEOUT))
@@ -99,13 +102,13 @@ async def run_check(check: Check, files: Sequence[str], ctx: ToolContext) -> Che
     context = replace(ctx, read_only=False, unsandboxed=False, extra={})
     result = await exec_shell_command.run(context, arguments)
     text = result.text
-    match = _EXIT.search(text)
+    match = exit_line(text)
     if result.stopped:
         return CheckRun(command, tuple(files), None, f"the sandbox stopped it ({result.stopped})")
     if match is None:  # it timed out, or could not be started
         last = text.strip().splitlines()[-1] if text.strip() else "it did not run"
         return CheckRun(command, tuple(files), None, last.strip("[]"))
-    return CheckRun(command, tuple(files), int(match.group(1)), text[: match.start()])
+    return CheckRun(command, tuple(files), int(match[2]), text[: match.start()])
 
 
 @functools.lru_cache(maxsize=256)

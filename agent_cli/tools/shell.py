@@ -72,7 +72,7 @@ WATCHED = (
     "exec 3<&0 </dev/null; (read _ <&3; kill -KILL 0) & watcher=$!; "
     'sh -c "$1" 3<&-; code=$?; kill "$watcher" 2>/dev/null; exit "$code"'
 )
-_EXIT_LINE = re.compile(r"^\[exit code: (-?\d+)[^\]]*\]$", re.MULTILINE)
+_EXIT_LINE = re.compile(r"^\[exit code: ((-?\d+)[^\]\n]*)\]$", re.MULTILINE)
 SHELL_DRAIN_GRACE = 0.5
 """Seconds the output may stay open after the shell exits (background processes)."""
 LIVE_SECONDS = 0.25
@@ -194,11 +194,18 @@ def _result_text(output: Output, code: int | None, note: str, timed_out: bool) -
     return f"{text}[exit code: {code}]"
 
 
+def exit_line(result: str) -> re.Match[str] | None:
+    """The `[exit code: N …]` line a command's result ends with (`_result_text`'s last line,
+    before any sandbox notes): group 1 is what it says ("-9 (killed by SIGKILL)"), group 2
+    the code. None when it has none (it timed out, or did not start)."""
+    found = list(_EXIT_LINE.finditer(result))
+    return found[-1] if found else None
+
+
 def exit_code(result: str) -> int | None:
-    """The exit code a command's result ends with (`_result_text`'s last line, before any
-    sandbox notes); None when it has none (it timed out, or did not start)."""
-    found = _EXIT_LINE.findall(result)
-    return int(found[-1]) if found else None
+    """The exit code a command's result ends with; None when it has none."""
+    line = exit_line(result)
+    return int(line[2]) if line else None
 
 
 def _title(args: Mapping[str, Any]) -> str:

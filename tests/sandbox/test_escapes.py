@@ -352,3 +352,30 @@ async def test_a_long_command_is_still_stopped_at_its_timeout(kind, workspace, h
     result = await run(context(kind, workspace, home), "sleep 60", timeout=1)
     assert "timed out after 1 s" in result.text
     assert time.monotonic() - started < 30  # a generous bound: the group is killed, not waited
+
+
+async def test_a_check_that_touched_a_protected_path_still_reports_its_exit_code(
+    kind, workspace, home
+):
+    """Under Landlock the sandbox's note that it put `.git/config` back comes after the
+    `[exit code: N]` line: the check and the exported transcript read the code all the
+    same."""
+    from agent_cli.engine.items import ToolItem
+    from agent_cli.frontends.markdown_transcript import _tool
+    from agent_cli.tools.checks import Check, run_check
+    from agent_cli.tools.shell import exit_code
+
+    ctx = context(kind, workspace, home)
+    command = "echo '[core]' >> .git/config; echo broken; exit 3"
+    result = await run(ctx, command)
+    if kind == "landlock":
+        assert result.text.splitlines()[-1].startswith("[the sandbox keeps .git/config")
+    assert exit_code(result.text) == 3
+    check = await run_check(Check(("*",), command), ["a.py"], ctx)
+    if kind == "landlock":
+        assert (check.code, check.output) == (3, "broken\n")
+    else:  # bubblewrap mounts .git/config read-only: the write fails, and says so
+        assert check.code is None and check.output.startswith("the sandbox stopped it")
+    item = ToolItem(tool="exec_shell_command", call_id="c1", state="done", result=result.text)
+    exported = _tool(item, "##")
+    assert "- exit code: 3" in exported and "[exit code" not in exported
