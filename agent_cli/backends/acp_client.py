@@ -172,10 +172,10 @@ class AgentClient:
     ) -> ReadTextFileResponse:
         real = self._resolve(path, write=False)
         try:
-            text = await asyncio.to_thread(_read_lines, real, line, limit)
+            text = await asyncio.to_thread(_read_lines, self.workspace, real, line, limit)
         except FileNotFoundError:
             text = ""  # as editors answer: Gemini CLI fails on an error for a new file
-        except (OSError, UnicodeDecodeError) as e:
+        except (OSError, UnicodeDecodeError, OutsideWorkspace) as e:
             raise RequestError(REFUSED, f"{path} could not be read: {_reason(e)}.") from e
         return ReadTextFileResponse(content=text)
 
@@ -195,7 +195,7 @@ class AgentClient:
                 f"{relative} was not written: the conversation is in {run.mode} mode, "
                 "where no file may be changed.",
             )
-        change = await asyncio.to_thread(_plan_write, real, relative, content)
+        change = await asyncio.to_thread(_plan_write, self.workspace, real, relative, content)
         item, new = turn.item_for_write(relative)
         decision = None
         if run.mode != "full" and real not in turn.granted:
@@ -235,7 +235,9 @@ class AgentClient:
             item.state = "running"
             if decision.answer == "always":  # this file, for the rest of the turn
                 turn.granted.add(change.path)
-            fresh = await asyncio.to_thread(_plan_write, change.path, change.relative, change.after)
+            fresh = await asyncio.to_thread(
+                _plan_write, self.workspace, change.path, change.relative, change.after
+            )
             if fresh.diff == change.diff:
                 return decision, fresh
             turn.run.notice(
@@ -260,12 +262,12 @@ class AgentClient:
             raise RequestError(INVALID_PARAMS, str(e), {"path": path}) from e
 
 
-def _read_lines(path: Path, line: int | None, limit: int | None) -> str:
+def _read_lines(workspace: Workspace, path: Path, line: int | None, limit: int | None) -> str:
     """Lines `line` (1-based) to `line + limit - 1` of a text file; all of it by default."""
     size = os.stat(path).st_size
     if size > READ_FILE_MAX_BYTES:
         raise OSError(f"it is too big ({size} bytes; the limit is {READ_FILE_MAX_BYTES})")
-    text = read_text(path)
+    text = read_text(workspace, path)
     if line is None and limit is None:
         return text
     start = max((line or 1) - 1, 0)
@@ -273,12 +275,12 @@ def _read_lines(path: Path, line: int | None, limit: int | None) -> str:
     return "".join(lines[start : start + limit if limit is not None else None])
 
 
-def _plan_write(real: Path, relative: str, content: str) -> FileChange:
+def _plan_write(workspace: Workspace, real: Path, relative: str, content: str) -> FileChange:
     try:
-        before = read_text(real) if os.path.lexists(real) else None
+        before = read_text(workspace, real) if os.path.lexists(real) else None
     except UnicodeDecodeError as e:
         raise RequestError(REFUSED, f"{relative} is not a text file; it was not written.") from e
-    except OSError as e:
+    except (OSError, OutsideWorkspace) as e:
         raise RequestError(REFUSED, f"{relative} could not be read: {_reason(e)}.") from e
     return FileChange(real, relative, before, content, unified_diff(relative, before, content))
 

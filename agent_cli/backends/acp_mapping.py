@@ -304,7 +304,7 @@ def propose(raw_input: Any, workspace: Workspace) -> Proposed | None:
         return None
     try:
         real = workspace.resolve(path, write=True)
-        before = read_text(real) if os.path.lexists(real) else None
+        before = read_text(workspace, real) if os.path.lexists(real) else None
     except (OutsideWorkspace, OSError, UnicodeDecodeError):
         return None
     content = _first(raw_input, CONTENT_KEYS)
@@ -319,8 +319,10 @@ def propose(raw_input: Any, workspace: Workspace) -> Proposed | None:
     return Proposed(real, relative, before, after, unified_diff(relative, before, after))
 
 
-def read_text(path: Path) -> str:
-    with open(path, encoding="utf-8", newline="") as handle:
+def read_text(workspace: Workspace, path: Path) -> str:
+    """The text of `path` (resolved in `workspace`), opened with `Workspace.open_file`: no
+    folder on its path swapped for a link since it was resolved is followed."""
+    with open(workspace.open_file(path), encoding="utf-8", newline="") as handle:
         return handle.read()
 
 

@@ -21,6 +21,7 @@ still checked on disk.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import os
 import stat
@@ -49,7 +50,7 @@ from agent_cli.tools.diffs import (
     replace_spans,
     unified_diff,
 )
-from agent_cli.tools.workspace import OutsideWorkspace
+from agent_cli.tools.workspace import OutsideWorkspace, Workspace
 
 __all__ = [
     "READ_FILE_MAX_BYTES",
@@ -108,12 +109,20 @@ def _check(path: Path, shown: str) -> None:
         )
 
 
-def _load(path: Path, shown: str) -> bytes:
-    """The bytes of an existing regular file within the size limit, or ToolError."""
+def _load(
+    workspace: Workspace, path: Path, shown: str, limit: int = READ_FILE_MAX_BYTES + 1
+) -> bytes:
+    """The first `limit` bytes of an existing regular file within the size limit, or
+    ToolError. Opened by `Workspace.open_file`, so a folder on its path swapped for a link
+    since it was resolved is refused, not followed."""
     _check(path, shown)
     try:
-        with open(path, "rb") as handle:
-            return handle.read(READ_FILE_MAX_BYTES + 1)
+        with os.fdopen(workspace.open_file(path), "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # swapped since _check
+                raise ToolError(f"{shown} is not a regular file, so it is not read.")
+            return handle.read(limit)
+    except OutsideWorkspace as exc:
+        raise ToolError(str(exc)) from None
     except OSError as exc:
         raise ToolError(f"{shown} could not be read ({exc.strerror}).") from None
 
@@ -172,7 +181,7 @@ def _read(
     ctx: ToolContext, path: str, start: int | None, end: int | None, loc: bool
 ) -> str | Image:
     real = _resolve(ctx, path, write=False)
-    data = _load(real, path)
+    data = _load(ctx.workspace, real, path)
     if sniff(data[:SNIFF_BYTES]) is not None:
         return _image(data, path)
     return _render(path, data, start, end, loc)
@@ -185,15 +194,10 @@ def _image(data: bytes, path: str) -> Image:
         raise ToolError(str(exc)) from None
 
 
-def _image_on_disk(real: Path, path: str) -> Image | None:
+def _image_on_disk(workspace: Workspace, real: Path, path: str) -> Image | None:
     """The image a file holds (an editor has no buffer for one); None for any other file."""
-    _check(real, path)
-    try:
-        with open(real, "rb") as handle:
-            head = handle.read(SNIFF_BYTES)
-    except OSError as exc:
-        raise ToolError(f"{path} could not be read ({exc.strerror}).") from None
-    return _image(_load(real, path), path) if sniff(head) is not None else None
+    head = _load(workspace, real, path, limit=SNIFF_BYTES)
+    return _image(_load(workspace, real, path), path) if sniff(head) is not None else None
 
 
 async def _read_through(
@@ -201,7 +205,7 @@ async def _read_through(
 ) -> str | Image:
     """read_file through `ctx.files`: confined and checked here, the text as the editor has it."""
     real = _resolve(ctx, path, write=False)
-    image = await asyncio.to_thread(_image_on_disk, real, path)
+    image = await asyncio.to_thread(_image_on_disk, ctx.workspace, real, path)
     if image is not None:
         return image
     data = (await files.read_text(real)).encode("utf-8")
@@ -271,11 +275,11 @@ def _resolve(ctx: ToolContext, path: str, write: bool) -> Path:
         raise ToolError(str(exc)) from None
 
 
-def _current_text(real: Path, shown: str) -> str | None:
+def _current_text(workspace: Workspace, real: Path, shown: str) -> str | None:
     """The text of the file to change; None if it does not exist yet."""
     if not os.path.lexists(real):
         return None
-    data = _load(real, shown)
+    data = _load(workspace, real, shown)
     text = _decode(data)
     if text is None:
         raise _not_text(shown, data)
@@ -316,7 +320,7 @@ def _is_crlf(text: str) -> bool:
 
 def _plan_write(ctx: ToolContext, path: str, content: str) -> FileChange:
     real = _resolve(ctx, path, write=True)
-    return _write_change(ctx, real, _current_text(real, path), content)
+    return _write_change(ctx, real, _current_text(ctx.workspace, real, path), content)
 
 
 def _write_change(ctx: ToolContext, real: Path, before: str | None, content: str) -> FileChange:
@@ -340,7 +344,7 @@ async def plan_write_file(ctx: ToolContext, path: str, content: str) -> FileChan
 def _plan_edit(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> FileChange:
     _require_edits(edits)
     real = _resolve(ctx, path, write=True)
-    return _edit_change(ctx, real, path, _current_text(real, path), edits)
+    return _edit_change(ctx, real, path, _current_text(ctx.workspace, real, path), edits)
 
 
 def _require_edits(edits: Sequence[Edit]) -> None:
@@ -391,29 +395,37 @@ class _Stale(ToolError):
     """The file is no longer what the change was planned on."""
 
 
-def _check_unchanged(change: FileChange) -> None:
+def _check_unchanged(change: FileChange, folder: int) -> None:
     """Raise `_Stale` unless the file on disk is still the one the change was planned on.
 
     Time passes between a plan and its write (an approval card, a checkpoint);
-    writing then would put back a deleted file or undo someone else's edit.
+    writing then would put back a deleted file or undo someone else's edit. The file
+    is looked at by its name in `folder` (a descriptor from `Workspace.folder_of`).
     """
-    shown, exists = change.relative, os.path.lexists(change.path)
+    shown, name = change.relative, change.path.name
+    try:
+        found: os.stat_result | None = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        found = None
     if change.before is None:
-        if exists:
+        if found is not None:
             raise _Stale(
                 f"{shown} was created by something else after this change was planned, so "
                 "nothing was written; read it, then redo the change."
             )
         return
-    if not exists:
+    if found is None:
         raise _Stale(
             f"{shown} was deleted after this change was planned, so nothing was written; "
             "check that it is still wanted before creating it again."
         )
     expected = change.before.encode("utf-8")
+    same = stat.S_ISREG(found.st_mode) and found.st_size == len(expected)
     try:
-        same = os.path.getsize(change.path) == len(expected)
-        same = same and change.path.read_bytes() == expected
+        if same:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+            with os.fdopen(fd, "rb") as handle:
+                same = handle.read(len(expected) + 1) == expected
     except OSError:
         same = False
     if not same:
@@ -423,33 +435,42 @@ def _check_unchanged(change: FileChange) -> None:
         )
 
 
-def _write_checked(change: FileChange, text: str) -> None:
-    _check_unchanged(change)
-    _write_atomically(change.path, text)
+def _write_checked(workspace: Workspace, change: FileChange, text: str) -> None:
+    """Write `text` if the file is still what the change was planned on. Its folder is
+    opened once (`Workspace.folder_of`, made if missing) and both steps work inside it, so
+    a folder on the path swapped for a link meanwhile cannot send the write elsewhere."""
+    folder = workspace.folder_of(change.path, create=True)
+    try:
+        _check_unchanged(change, folder)
+        _write_atomically(folder, change.path.name, text)
+    finally:
+        os.close(folder)
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    """Replace `path` in one step (temp file + rename), keeping an existing file's mode.
+def _write_atomically(folder: int, name: str, text: str) -> None:
+    """Replace `name` in `folder` in one step (temp file + rename), keeping an existing
+    file's mode.
 
     The rename would replace a read-only file too, so that is refused first.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
+        mode: int | None = stat.S_IMODE(os.stat(name, dir_fd=folder).st_mode)
     except FileNotFoundError:
         mode = None
-    if mode is not None and not os.access(path, os.W_OK):
+    if mode is not None and not os.access(name, os.W_OK, dir_fd=folder):
         raise PermissionError(errno.EACCES, "it is read-only")
-    temp = path.with_name(f".{path.name}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
+    temp = f".{name}.{os.urandom(4).hex()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    fd = os.open(temp, flags, 0o666, dir_fd=folder)  # umask applies
     try:
         with os.fdopen(fd, "wb") as handle:
             if mode is not None:
                 os.fchmod(handle.fileno(), mode)
             handle.write(text.encode("utf-8"))
-        os.replace(temp, path)
+        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
-        temp.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp, dir_fd=folder)
         raise
 
 
@@ -491,12 +512,14 @@ async def apply_change(
         diff = unified_diff(change.relative, change.before, text)
     try:
         if ctx.files is None:
-            await asyncio.to_thread(_write_checked, change, text)
+            await asyncio.to_thread(_write_checked, ctx.workspace, change, text)
         else:  # the editor's buffer, which may rightly differ from the disk
             await asyncio.to_thread(change.path.parent.mkdir, parents=True, exist_ok=True)
             await ctx.files.write_text(change.path, text)
     except _Stale as exc:
         return ToolResult(str(exc), is_error=True)
+    except OutsideWorkspace as exc:
+        return ToolResult(f"{exc} Nothing was changed.", is_error=True)
     except OSError as exc:
         return ToolResult(
             f"{change.relative} could not be written ({exc.strerror or exc}); nothing was changed.",

@@ -31,15 +31,20 @@ ignoring the characters HFS+ ignores, as git does), including anything reached
 through a link named ``.git``: git runs hooks and reads ``.git/config``, so
 writing there could run code. Reading inside ``.git`` is fine.
 
-Out of scope, by design: the check and the later use of the path are separate
-system calls, so a process racing to swap a folder for a link in between
-(TOCTOU) can still win; hard links to files outside are indistinguishable from
-files inside. The agent's own tools are the adversary this guards against, not
-a concurrent local attacker.
+The check and the later use of a path are separate system calls, and a process
+running beside the agent (a background command the model started) can swap a
+folder for a link in between, or while an approval card waits. So the file tools
+do not open a resolved path by name: `open_file` and `folder_of` walk it again
+from the root one component at a time, never following a link (`O_NOFOLLOW`),
+and a folder that became a link since is refused rather than followed out.
+Out of scope: hard links to files outside are indistinguishable from files
+inside.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import stat
 from pathlib import Path
@@ -53,6 +58,10 @@ MAX_SYMLINKS = 40
 _HFS_IGNORED = dict.fromkeys(
     [0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF]
 )
+
+
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class OutsideWorkspace(ValueError):
@@ -122,6 +131,60 @@ class Workspace:
                     raw,
                 )
         return Path(real)
+
+    def folder_of(self, real: str | os.PathLike[str], create: bool = False) -> int:
+        """A descriptor of the folder holding `real` (a path `resolve` returned), reached from
+        the root one name at a time without following a link, making missing folders when
+        `create`. Create, read, replace and rename relative to it (`dir_fd=`): no later
+        swap of a folder on the path can redirect them. The caller closes it."""
+        names = self._names(real)[:-1]
+        fd = os.open(self._root, _FOLDER)
+        try:
+            for name in names:
+                if create:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(name, 0o777, dir_fd=fd)
+                inner = self._open_in(fd, name, _FOLDER, real)
+                os.close(fd)
+                fd = inner
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def open_file(self, real: str | os.PathLike[str]) -> int:
+        """`real` opened read-only the same way (no link followed anywhere on its path; a FIFO
+        swapped in does not block the open). The caller closes it."""
+        folder = self.folder_of(real)
+        try:
+            return self._open_in(folder, self._names(real)[-1], _READ, real)
+        finally:
+            os.close(folder)
+
+    def _names(self, real: str | os.PathLike[str]) -> list[str]:
+        relative = self.relative(real)
+        return relative.split("/") if relative != "." else ["."]
+
+    def _open_in(self, folder: int, name: str, flags: int, real: str | os.PathLike[str]) -> int:
+        """`name` in `folder`, not following a link: one found there (ELOOP, or ENOTDIR for a
+        folder) means the path changed since `resolve`, and is refused as such."""
+        try:
+            return os.open(name, flags | os.O_NOFOLLOW, dir_fd=folder)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            try:
+                link = stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+            except OSError:
+                link = False
+            if not link:
+                raise
+        shown = self.relative(real)
+        raise OutsideWorkspace(
+            f"{shown!r} changed while it was in use (a folder or the file on its path became "
+            "a symbolic link), so the link was not followed; check what changed it.",
+            shown,
+        )
 
     def relative(self, path: str | os.PathLike[str]) -> str:
         """Return the POSIX workspace-relative form of a resolved path ("." for the root)."""

@@ -1,0 +1,118 @@
+"""A folder swapped for a link between the check of a path and its use (TOCTOU).
+
+The attacker is a process the model started beside the agent (a background
+command) that turns `sub/` into a link to a folder outside once the file tools
+have resolved `sub/x`: the approval card's wait is such a window, and every read
+has a small one. The file tools must refuse, never read or write outside.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from agent_cli.tools.base import ToolContext
+from agent_cli.tools.files import apply_change, plan_edit_file, plan_write_file, read_file
+from agent_cli.tools.workspace import OutsideWorkspace, Workspace
+
+SECRET = "secret outside the workspace"
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> tuple[Path, Path]:
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    (workspace / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (workspace / "sub" / "x.txt").write_text("inside\n")
+    (outside / "x.txt").write_text(SECRET + "\n")
+    return workspace, outside
+
+
+def swap(workspace: Path, outside: Path) -> None:
+    """`sub` becomes a link to the outside folder (the real one is kept aside)."""
+    (workspace / "sub").rename(workspace / "sub-real")
+    (workspace / "sub").symlink_to(outside, target_is_directory=True)
+
+
+async def test_an_approved_write_is_not_sent_outside_by_a_folder_swapped_meanwhile(places):
+    workspace, outside = places
+    ctx = ToolContext(Workspace(workspace))
+    created = await plan_write_file(ctx, "sub/new.txt", "planted\n")
+    edited = await plan_edit_file(ctx, "sub/x.txt", [{"old_text": "inside", "new_text": "x"}])
+    swap(workspace, outside)  # while the approval cards wait
+    for change in (created, edited):
+        result = await apply_change(ctx, change)
+        assert result.is_error and "became a symbolic link" in result.text, result.text
+        assert "Nothing was changed." in result.text
+    assert sorted(p.name for p in outside.iterdir()) == ["x.txt"]
+    assert (outside / "x.txt").read_text() == SECRET + "\n"
+
+
+async def test_a_deeper_missing_folder_is_not_made_outside_either(places):
+    workspace, outside = places
+    ctx = ToolContext(Workspace(workspace))
+    change = await plan_write_file(ctx, "sub/a/b/new.txt", "planted\n")
+    swap(workspace, outside)
+    result = await apply_change(ctx, change)
+    assert result.is_error and "became a symbolic link" in result.text
+    assert sorted(p.name for p in outside.iterdir()) == ["x.txt"]
+
+
+def test_a_resolved_path_opened_after_a_swap_is_refused(places):
+    workspace, outside = places
+    space = Workspace(workspace)
+    real = space.resolve("sub/x.txt")
+    swap(workspace, outside)
+    with pytest.raises(OutsideWorkspace, match="became a symbolic link"):
+        space.open_file(real)
+    (workspace / "sub").unlink()
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "x.txt").symlink_to(outside / "x.txt")  # the file itself, this time
+    with pytest.raises(OutsideWorkspace, match="became a symbolic link"):
+        space.open_file(real)
+
+
+async def test_reads_raced_by_a_process_flipping_the_folder_never_see_outside(places):
+    """A real race: a thread flips `sub` between the folder and the link as fast as it can
+    while read_file reads `sub/x.txt` again and again. Each read answers "inside", or an
+    error (refused, or not found mid-flip); never the secret. (It cannot fail on a machine
+    too slow to race: then every read simply answers "inside".)"""
+    workspace, outside = places
+    ctx = ToolContext(Workspace(workspace))
+    done = threading.Event()
+
+    def flip() -> None:
+        real, link = workspace / "sub-real", workspace / "sub-link"
+        link.symlink_to(outside, target_is_directory=True)
+        while not done.is_set():
+            os.rename(workspace / "sub", real)
+            os.rename(link, workspace / "sub")
+            os.rename(workspace / "sub", link)
+            os.rename(real, workspace / "sub")
+
+    racer = threading.Thread(target=flip)
+    racer.start()
+    try:
+        answers = [await read_file.run(ctx, {"path": "sub/x.txt"}) for _ in range(2_000)]
+    finally:
+        done.set()
+        racer.join()
+    assert not [a.text for a in answers if SECRET in a.text]
+    assert any("inside" in a.text and not a.is_error for a in answers)
+
+
+def test_what_an_acp_agent_asks_to_read_or_edit_is_opened_the_same_way(places):
+    """Another agent over ACP (`fs/read_text_file`, its edits' diffs) reads through
+    `acp_mapping.read_text`: a swap after the path was resolved is refused there too."""
+    from agent_cli.backends.acp_mapping import read_text
+
+    workspace, outside = places
+    space = Workspace(workspace)
+    real = space.resolve("sub/x.txt", write=True)
+    assert read_text(space, real) == "inside\n"
+    swap(workspace, outside)
+    with pytest.raises(OutsideWorkspace):
+        read_text(space, real)
