@@ -35,7 +35,13 @@ from unidiff import PatchSet, UnidiffParseError
 from unidiff.patch import Hunk, Line
 
 from agent_cli.engine.approval import ApprovalRequest, Decision, Scope
-from agent_cli.frontends.tui.diff_view import DiffView
+from agent_cli.frontends.tui.diff_view import (
+    DiffView,
+    highlighted,
+    lexer_for,
+    parse,
+    syntax_theme,
+)
 from agent_cli.frontends.tui.markdown_render import renderer_for
 from agent_cli.policy.modes import MODES, reads_only, switched_to
 from agent_cli.policy.rules import NO_RULE, split_rules
@@ -84,8 +90,12 @@ def hunk_header(hunk: Hunk) -> str:
     return f"@@ {old} {new} @@ {hunk.section_header}".rstrip()
 
 
-def side_by_side(hunks: list[Hunk]) -> tuple[Content, Content]:
-    """Old lines left, new lines right, changed runs paired row by row so the sides line up."""
+Colour = Callable[[str], Content]  # one line of code in the theme's syntax colours
+
+
+def side_by_side(hunks: list[Hunk], colour: Colour = Content) -> tuple[Content, Content]:
+    """Old lines left, new lines right, changed runs paired row by row so the sides line up;
+    code coloured by `colour` (plain by default)."""
     rows: list[tuple[Line | str | None, Line | str | None]] = []
     for hunk in hunks:
         rows.append((hunk_header(hunk), hunk_header(hunk)))
@@ -98,10 +108,11 @@ def side_by_side(hunks: list[Hunk]) -> tuple[Content, Content]:
                 rows.extend(zip_longest(removed, added))
                 removed, added = [], []
                 rows.extend([(line, line)] if line is not None else [])
-    return _column([old for old, _ in rows], 0), _column([new for _, new in rows], 1)
+    old = _column([old for old, _ in rows], 0, colour)
+    return old, _column([new for _, new in rows], 1, colour)
 
 
-def _column(cells: list[Line | str | None], side: int) -> Content:
+def _column(cells: list[Line | str | None], side: int, colour: Colour) -> Content:
     """One side; rows padded to one width so a changed row's background is a band."""
     shown = [cell for cell in cells if isinstance(cell, Line)]
     width = max((len(cell.value.rstrip("\n").expandtabs()) for cell in shown), default=0)
@@ -117,8 +128,9 @@ def _column(cells: list[Line | str | None], side: int) -> Content:
             style = "$text-error on $error-muted" if cell.is_removed else ""
             style = "$text-success on $success-muted" if cell.is_added else style
             number = f"{(cell.source_line_no, cell.target_line_no)[side]:>{digits}} "
-            text = cell.value.rstrip("\n").expandtabs().ljust(width)
-            lines.append(Content.assemble((number, "$text-muted"), (text, style)))
+            text = cell.value.rstrip("\n").expandtabs()
+            code = colour(text).pad_right(width - len(text))
+            lines.append(Content.assemble((number, "$text-muted"), code.stylize_before(style)))
     return Content("\n").join(lines)
 
 
@@ -299,13 +311,22 @@ class ApprovalScreen(ModalScreen[Decision]):
             with VerticalScroll(id="unified", classes="body"):
                 yield DiffView(request.diff, id="diff")
             if self.hunks:
-                old, new = side_by_side(self.hunks)
+                old, new = side_by_side(self.hunks, self._colour(request.diff))
                 with VerticalScroll(id="split", classes="body"), Horizontal(id="columns"):
                     yield Static(old, id="old")
                     yield Static(new, id="new")
         else:
             with VerticalScroll(id="arguments", classes="body"):
                 yield self._arguments()
+
+    def _colour(self, diff: str) -> Colour:
+        """Syntax colours for the side-by-side view, by the file's name, as the unified
+        view has them (in the theme's code style when the card opened)."""
+        lexer = lexer_for(parse(diff)[1])
+        if lexer is None:
+            return Content
+        theme = syntax_theme(renderer_for(self.app).palette.code_theme)
+        return lambda code: Content.from_rich_text(highlighted(code, lexer, theme))
 
     def _arguments(self) -> Widget:
         try:

@@ -65,7 +65,7 @@ def parse(diff: str) -> tuple[list[Row], str]:
     return rows, path
 
 
-def _lexer(path: str) -> Lexer | None:
+def lexer_for(path: str) -> Lexer | None:
     from pygments.lexers import get_lexer_for_filename
     from pygments.util import ClassNotFound
 
@@ -73,6 +73,24 @@ def _lexer(path: str) -> Lexer | None:
         return get_lexer_for_filename(path, stripnl=False, ensurenl=False)
     except ClassNotFound:
         return None
+
+
+def syntax_theme(name: str) -> PygmentsSyntaxTheme:
+    from rich.syntax import PygmentsSyntaxTheme  # Pygments: not before the first frame
+
+    return PygmentsSyntaxTheme(name)
+
+
+def highlighted(code: str, lexer: Lexer, theme: PygmentsSyntaxTheme) -> Text:
+    """One line of code in the theme's token colours (no background: the row has its own)."""
+    text = Text(code)
+    offset = 0
+    for token, value in lexer.get_tokens(code):
+        style = theme.get_style_for_token(token)
+        colour = Style(color=style.color, bold=style.bold, italic=style.italic)
+        text.stylize(colour, offset, offset + len(value))
+        offset += len(value)
+    return text
 
 
 class DiffView(Widget):
@@ -83,7 +101,7 @@ class DiffView(Widget):
     def __init__(self, diff: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.rows, path = parse(diff)
-        self.lexer = _lexer(path) if path else None
+        self.lexer = lexer_for(path) if path else None
         numbers = [max(r.old, r.new) for r in self.rows]
         self.digits = len(str(max(numbers, default=0)))
         self._starts: list[int] = []  # the first screen line of each row, at `_width`
@@ -151,21 +169,11 @@ class DiffView(Widget):
         )
 
     def _highlight(self, code: str, theme_name: str) -> Text:
-        text = Text(code)
         if self.lexer is None:
-            return text
+            return Text(code)
         if self._theme is None:
-            from rich.syntax import PygmentsSyntaxTheme  # Pygments: not before the first frame
-
-            self._theme = PygmentsSyntaxTheme(theme_name)
-        theme = self._theme
-        offset = 0
-        for token, value in self.lexer.get_tokens(code):
-            style = theme.get_style_for_token(token)
-            colour = Style(color=style.color, bold=style.bold, italic=style.italic)
-            text.stylize(colour, offset, offset + len(value))
-            offset += len(value)
-        return text
+            self._theme = syntax_theme(theme_name)
+        return highlighted(code, self.lexer, self._theme)
 
     def _strips(
         self, gutter: Text, text: Text, width: int, background: Style, wrap_at: int
