@@ -151,7 +151,6 @@ def walk(
             stack.append((iter(_entries(entry.path, ordered)), relative, depth + 1))
 
 
-
 FileStats = dict[str, tuple[int, int]]  # workspace-relative path → (size, mtime in ns)
 
 
@@ -172,6 +171,7 @@ def file_stats(
         if len(files) > limit:
             return None
     return files
+
 
 def _folder(ctx: ToolContext, path: str) -> tuple[str, str] | str:
     """(real folder, its workspace-relative prefix) or an error sentence."""

@@ -149,8 +149,10 @@ async def test_a_steer_after_the_last_request_starts_the_next_run(tmp_path):
 
     def on_finished_answer(event) -> None:
         # The answer item is done: the loop has no request left to put the steer into.
-        if event.type == "item_updated" and getattr(event.item, "text", "") == "One." and (
-            not steered.is_set()
+        if (
+            event.type == "item_updated"
+            and getattr(event.item, "text", "") == "One."
+            and (not steered.is_set())
         ):
             steered.set()
             made.steer("late")

@@ -23,7 +23,10 @@ from tests.support.waiting import GENEROUS, eventually_sync
     [
         ('{"type": "user", "text": "hi"}', "hi"),
         ('{"type": "user", "message": {"role": "user", "content": "hi there"}}', "hi there"),
-        ('{"type":"user","message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}}', "a\nb"),  # noqa: E501
+        (
+            '{"type":"user","message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}}',
+            "a\nb",
+        ),  # noqa: E501
     ],
 )
 def test_a_line_carries_a_message(line, message):
