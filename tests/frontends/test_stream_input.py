@@ -26,7 +26,7 @@ from tests.support.waiting import GENEROUS, eventually_sync
         (
             '{"type":"user","message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}}',
             "a\nb",
-        ),  # noqa: E501
+        ),
     ],
 )
 def test_a_line_carries_a_message(line, message):
