@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from agent_cli.tools.environment import EnvironmentPolicy
     from agent_cli.tools.feedback import Feedback
     from agent_cli.tools.mcp import ClientHooks, McpServers, ServerConfig
+    from agent_cli.tools.mcp_resources import McpResources
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,24 @@ class McpTools:
         self.sandbox = sandbox
         self.servers: McpServers | None = None
         self._starting = asyncio.Lock()  # the loop and the prompt commands may both start them
+        self._resources: McpResources | None = None
+
+    @property
+    def resources(self) -> McpResources:
+        """The servers' resources, for `@server:uri` in a message and its completion."""
+        if self._resources is None:
+            from agent_cli.tools.mcp_resources import McpResources
+
+            self._resources = McpResources(served(self), self.configured)
+        return self._resources
+
+    def configured(self) -> list[str]:
+        """The names of the servers the config files configure (a workspace's whether
+        trusted yet or not: starting them asks), without starting any (blocking: files)."""
+        from agent_cli import mcp_config
+
+        configs, _ = mcp_config.load_servers(self.workspace, trusted=lambda _file: True)
+        return [config.name for config in configs if not config.disabled]
 
     @property
     def listed_anew(self) -> bool:
@@ -379,7 +398,8 @@ def routed_session(
             mcp,
         )  # fmt: skip
 
-    return Session(conversation, backend, store, shells)
+    resources = mcp.resources if mcp is not None else None  # `@server:uri` in a message
+    return Session(conversation, backend, store, shells, resources)
 
 
 def agent_spec(settings: Settings, agent: str) -> AgentSpec:
@@ -765,6 +785,7 @@ async def open_interactive(
     async def warm_commands() -> None:
         if mcp.nothing_to_ask:  # a workspace's servers wait for their trust question
             await commands.load(start=True, files=False)  # read by prompt_commands just now
+            await mcp.resources.refresh(start=True)  # for `@server:` completion
 
     return Interactive(
         session,
@@ -779,6 +800,7 @@ async def open_interactive(
         unconfined=lambda: "" if sandbox_of(settings).active else "no sandbox",
         commands=commands,
         warm_commands=warm_commands,
+        resources=mcp.resources,
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
@@ -28,12 +29,12 @@ from agent_cli.tools.files import READ_FILE_MAX_BYTES
 from agent_cli.tools.search import walk
 from agent_cli.tools.workspace import OutsideWorkspace, Workspace
 
-__all__ = ["LISTING_LIMIT", "Attached", "attach_mentions", "mentions"]
+__all__ = ["LISTING_LIMIT", "TRAILING", "Attached", "attach_mentions", "mentions"]
 
 # `@` after a space or at the start (not inside an email address), then a quoted
 # name or a run of non-space characters.
 _MENTION = re.compile(r'(?<![\w@])@(?:"([^"\n]+)"|([^\s"]+))')
-_TRAILING = ".,;:!?)]}'"
+TRAILING = ".,;:!?)]}'"
 LISTING_LIMIT = 200  # entries of a folder's listing (two levels deep)
 LISTING_DEPTH = 2
 
@@ -56,12 +57,15 @@ def mentions(text: str) -> list[str]:
     return found
 
 
-def attach_mentions(prompt: Prompt, workspace: Workspace) -> Attached:
-    """The prompt with each `@path` it mentions attached (blocking: run it in a thread)."""
+def attach_mentions(prompt: Prompt, workspace: Workspace, skip: Collection[str] = ()) -> Attached:
+    """The prompt with each `@path` it mentions attached (blocking: run it in a thread);
+    the mentions in `skip` are not paths (`@server:uri`, attached already)."""
     attachments, images = list(prompt.attachments), list(prompt.images)
     problems: list[str] = []
     labels = {a.label for a in attachments}
     for mention in mentions(prompt.text):
+        if mention in skip:
+            continue
         try:
             found = _attachment(mention, workspace)
         except _Refused as refused:
@@ -102,7 +106,7 @@ def _attachment(mention: str, workspace: Workspace) -> Attachment | Image | None
 
 def _spellings(mention: str) -> list[str]:
     """The mention as written, then without the punctuation that may follow a path."""
-    stripped = mention.rstrip(_TRAILING)
+    stripped = mention.rstrip(TRAILING)
     return [mention, stripped] if stripped and stripped != mention else [mention]
 
 

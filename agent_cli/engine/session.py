@@ -47,12 +47,19 @@ from agent_cli.tools.plan import Plan
 
 if TYPE_CHECKING:
     from agent_cli.engine.mentions import Attached
+    from agent_cli.engine.resources import ResourceSource
     from agent_cli.tools.background import BackgroundShells
 
 log = logging.getLogger(__name__)
 
 STOPPED_RESULT = "The run was stopped before this call finished; it did not complete."
 FAILED_RESULT = "The run ended with an error before this call finished; it did not complete."
+
+
+def _names(labels: set[str], written: str) -> bool:
+    from agent_cli.engine.mentions import TRAILING
+
+    return written in labels or written.rstrip(TRAILING) in labels
 
 
 class Session:
@@ -62,8 +69,11 @@ class Session:
         backend_factory: BackendFactory,
         store: Store | None,
         shells: BackgroundShells | None = None,
+        resources: ResourceSource | None = None,
     ) -> None:
         self.conversation = conversation
+        # Where `@server:uri` mentions are read (the front end's MCP servers), if anywhere.
+        self.resources = resources
         # The background commands the built-in agent started; they end with the session.
         self.shells = shells
         self.events = EventBus()
@@ -269,18 +279,31 @@ class Session:
         return await self._go(run, lambda backend: backend.run(run), turn)
 
     async def _attach(self, message: str | Prompt) -> Attached:
-        """The message with what its `@path` mentions name, read in a thread."""
+        """The message with what its `@path` mentions name, read in a thread, and the MCP
+        resources its `@server:uri` mentions name (engine/resources.py)."""
         from agent_cli.engine.mentions import Attached, attach_mentions  # when one is sent
         from agent_cli.tools.workspace import Workspace
 
         prompt = message if isinstance(message, Prompt) else Prompt(message)
         if "@" not in prompt.text:
             return Attached(prompt, [])
+        problems: list[str] = []
+        taken: set[str] = set()
+        unknown: dict[str, str] = {}
+        if self.resources is not None:
+            from agent_cli.engine.resources import attach_resources
+
+            prompt, problems, taken, unknown = await attach_resources(prompt, self.resources)
         try:
             workspace = Workspace(self.conversation.workspace)
         except OSError:  # the folder is gone: nothing to attach from
-            return Attached(prompt, [])
-        return await asyncio.to_thread(attach_mentions, prompt, workspace)
+            return Attached(prompt, [*problems, *unknown.values()])
+        attached = await asyncio.to_thread(attach_mentions, prompt, workspace, taken)
+        # `@name:scheme:…` naming no server may still be a file's name: said only if not.
+        found = {a.label for a in attached.prompt.attachments}
+        found |= {image.name for image in attached.prompt.images}
+        missed = [said for written, said in unknown.items() if not _names(found, written)]
+        return Attached(attached.prompt, [*problems, *attached.problems, *missed])
 
     async def _then_pending(self, result: RunResult) -> RunResult:
         while True:

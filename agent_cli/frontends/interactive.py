@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 from agent_cli.engine.items import AssistantItem, Conversation, UserItem
 from agent_cli.engine.session import Session
@@ -32,6 +32,9 @@ from agent_cli.frontends.rewinding import RewindOffer
 from agent_cli.policy.modes import MODES, MODES_TEXT
 from agent_cli.providers.base import ModelInfo
 from agent_cli.settings import Price
+
+if TYPE_CHECKING:
+    from agent_cli.engine.resources import ResourceSource
 
 # Folders `@path` completion never lists files from: tools', caches and builds.
 MENTION_SKIPPED_FOLDERS = frozenset(
@@ -233,6 +236,8 @@ class Interactive:
     commands: CommandRegistry = field(default_factory=CommandRegistry)
     # Lists the MCP servers' prompts early, where starting the servers asks nothing (wiring).
     warm_commands: Callable[[], Awaitable[None]] | None = None
+    # The MCP servers' resources, for `@server:` completion (the Session reads them).
+    resources: ResourceSource | None = None
     # After /rewind: what the files could be restored to, for the front end to offer.
     rewind_offer: RewindOffer | None = None
     # The `!command` running now (Ctrl+C stops it), and what they gave for the next message.

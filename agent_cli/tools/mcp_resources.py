@@ -11,7 +11,10 @@ ones a person configured (and a workspace's only once trusted).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+import asyncio
+import re
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 from agent_cli.errors import ToolError
 from agent_cli.tools.base import Effect, Tool, ToolContext, ToolResult, tool
@@ -123,3 +126,70 @@ def _unknown(server: str, serving: dict[str, Any]) -> ToolResult:
     return ToolResult(
         f"No MCP server {server!r} serves resources. The ones that do: {names}.", is_error=True
     )
+
+
+# The running MCP servers (started first when `start`), and what starting them said.
+Served = Callable[[bool], Awaitable[tuple["McpServers | None", list[str]]]]
+
+
+class ResourceEntry(NamedTuple):
+    """One resource or template, as completion offers it."""
+
+    server: str
+    uri: str  # a template's, with its `{placeholders}`
+    name: str = ""
+    template: bool = False
+
+
+class McpResources:
+    """The front end's MCP servers' resources, for `@server:uri` in a message (read when it
+    is sent) and its completion (from a listing kept between refreshes: a key never waits
+    for a server). `configured`: the servers' names as the config files say them, read
+    without starting any."""
+
+    def __init__(self, served: Served, configured: Callable[[], list[str]]) -> None:
+        self.served = served
+        self.configured = configured
+        self._listed: dict[str, list[ResourceEntry]] | None = None
+        self._refreshing = asyncio.Lock()
+
+    async def servers(self) -> list[str]:
+        return await asyncio.to_thread(self.configured)
+
+    async def read(self, server: str, uri: str) -> ToolResult:
+        servers, notices = await self.served(True)
+        serving = servers.serving("resources") if servers is not None else {}
+        if server in serving:
+            return await read(serving[server], uri)
+        named = re.compile(rf"(?<![\w.-]){re.escape(server)}(?![\w.-])")
+        why = next((notice for notice in notices if named.search(notice)), "")
+        if why:  # left out: not trusted, failed to start
+            raise ToolError(why)
+        if servers is not None and any(c.name == server for c in servers.configs):
+            raise ToolError(f"The MCP server {server!r} serves no resources.")
+        raise ToolError(
+            f"The MCP server {server!r} is not running (or is disabled) — check it with "
+            "`agent mcp list`."
+        )
+
+    def listed(self) -> dict[str, list[ResourceEntry]] | None:
+        return self._listed
+
+    async def refresh(self, start: bool = False) -> bool:
+        async with self._refreshing:
+            servers, _ = await self.served(start)
+            if servers is None:
+                return False
+            if self._listed is not None and not servers.take_changed("resources"):
+                return False
+            found: dict[str, list[ResourceEntry]] = {}
+            for name, server in servers.serving("resources").items():
+                try:
+                    resources, templates = await listed(server)
+                except ToolError:
+                    continue  # said when one of its resources is mentioned
+                entries = [ResourceEntry(name, str(r.uri), r.name or "") for r in resources]
+                entries += [ResourceEntry(name, t.uri_template, t.name, True) for t in templates]
+                found[name] = entries
+            self._listed = found
+            return True
