@@ -214,7 +214,7 @@ async def test_resources_are_listed_and_read_with_templates(workspace: Path):
     try:
         found = {t.name: t for t in (await servers.tools())[0]}
         listing = (await found["list_mcp_resources"].run(CTX, {})).text
-        assert "c: 2 resource(s)" in listing
+        assert "c: 4 resource(s)" in listing
         assert "- note://hello — hello (text/plain): A note." in listing
         assert "- pic://red — red (image/png)" in listing
         assert "- greeting://{name} — greeting" in listing and "Greets by name." in listing

@@ -23,7 +23,8 @@ HTTP+SSE transport (`/sse`, `/messages/`).
 `ask` (a form: name, age, colour, subscribe, with defaults; says what came back),
 `steps` (reports progress three times), `picture` (a real PNG), `weather`
 (structured content), `grow` (adds a tool `grown` and says the tools changed);
-resources `note://hello`, `pic://red` (a PNG) and the template `greeting://{name}`;
+resources `note://hello`, `pic://red` (a PNG), `blob://data` (1 KiB of binary data),
+`note://long` (5000 lines) and the template `greeting://{name}`;
 the prompts `review(file, focus="bugs")` and `pair(topic)` (three messages, one the
 assistant's); `grow_prompt` adds a prompt `later` and says the prompts changed. With
 --naps, `nap` also writes "cancelled" to FILE when the client cancels it. With --client
@@ -301,6 +302,14 @@ def add_client_tools(server) -> None:
     @server.resource("pic://red", name="red", mime_type="image/png")
     def red_picture() -> bytes:
         return PNG_4X3
+
+    @server.resource("blob://data", name="data", mime_type="application/octet-stream")
+    def binary_data() -> bytes:
+        return bytes(range(256)) * 4
+
+    @server.resource("note://long", name="long", mime_type="text/plain")
+    def long_note() -> str:
+        return "".join(f"line {n} of a long note\n" for n in range(5000))
 
     @server.resource("greeting://{name}", name="greeting", description="Greets by name.")
     def greeting(name: str) -> str:
