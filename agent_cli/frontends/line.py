@@ -23,8 +23,9 @@ import re
 import signal
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import run_in_terminal
@@ -60,9 +61,17 @@ from agent_cli.frontends.interactive import (
 )
 from agent_cli.frontends.own_command import OwnCommand
 from agent_cli.frontends.plan_text import PlanAnswer, card_due, checklist, edit_text, implement
+from agent_cli.frontends.resource_completion import (
+    resource_candidates,
+    server_candidates,
+    split_query,
+)
 from agent_cli.frontends.tui.history import History as KeptHistory
 from agent_cli.frontends.tui.history import history_file
 from agent_cli.tools.mcp_forms import CANCEL
+
+if TYPE_CHECKING:
+    from agent_cli.frontends.resource_completion import Listing
 
 log = logging.getLogger(__name__)
 
@@ -148,10 +157,14 @@ class PromptCompleter(Completer):
     """`/command` (and `/mode` arguments) at the start of the input; `@path` anywhere."""
 
     def __init__(
-        self, workspace: Path, commands: Callable[[], Sequence[Command]] = lambda: COMMANDS
+        self,
+        workspace: Path,
+        commands: Callable[[], Sequence[Command]] = lambda: COMMANDS,
+        resources: Callable[[], Listing | None] = lambda: None,
     ) -> None:
         self.workspace = workspace
         self.commands = commands
+        self.resources = resources  # the MCP servers' resources as last listed (`@server:`)
         self._files: list[str] | None = None
 
     def refresh(self) -> None:
@@ -180,7 +193,13 @@ class PromptCompleter(Completer):
             return
         mention = MENTION.search(before)
         if mention is not None:
-            query = mention.group(1)
+            query, listed = mention.group(1), self.resources()
+            split = split_query(query, listed)
+            found = resource_candidates(*split, listed or {}) if split else []
+            for c in [*found, *server_candidates(query, listed)][:COMPLETIONS_SHOWN]:
+                yield Completion(c.value[1:], -len(query), display=c.label, display_meta=c.meta)
+            if split is not None:
+                return  # `@server:` is no path
             for path in fuzzy_rank(query, self.files())[:COMPLETIONS_SHOWN]:
                 yield Completion(path, -len(query))
 
@@ -252,7 +271,10 @@ class LineRepl:
         self.console = console or Console(highlight=False)
         self.printer = render.Printer(self.console)
         self.approvals = _Approvals(self)
-        self.completer = PromptCompleter(interactive.workspace, interactive.command_list)
+        resources = interactive.resources
+        listed = resources.listed if resources is not None else lambda: None
+        self.completer = PromptCompleter(interactive.workspace, interactive.command_list, listed)
+        self._listing: asyncio.Task[None] | None = None  # the resources, listed again
         self.stopping = False
         self.presses = 0  # Ctrl-C presses in a row at an empty prompt
         self._detach: list[Callable[[], None]] = []
@@ -285,13 +307,15 @@ class LineRepl:
             for warning in self.interactive.commands.take_warnings():
                 self.printer.print(render.notice(warning, "warn"))
             self._transcript()
-            # The MCP servers' prompts, for completion; what went wrong is said at a command.
-            loading = asyncio.create_task(self.interactive.load_commands())
+            # The MCP servers' prompts and resources, for completion; what went wrong is
+            # said at a command (or a mention).
+            loading = asyncio.create_task(self._load_listings(self.interactive.load_commands()))
             loading.add_done_callback(_quietly)
             return await self._loop()
         finally:
-            if loading is not None:
-                loading.cancel()
+            for task in (loading, self._listing):
+                if task is not None:
+                    task.cancel()
             self.interactive.on_switch.remove(self._attach)
             for detach in self._detach:
                 detach()
@@ -300,6 +324,21 @@ class LineRepl:
                 self.approvals.task.cancel()
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+
+    async def _load_listings(self, loading: Awaitable[object]) -> None:
+        """Wait for a listing; then complete again what is typed, which may want it now."""
+        if await loading is not False:
+            buffer = self.prompt.default_buffer
+            if self.prompt.app.is_running and MENTION.search(buffer.document.text_before_cursor):
+                buffer.start_completion(select_first=False)
+
+    def _list_resources(self) -> None:
+        """List the MCP resources again in the background when due (a server said they
+        changed, or its servers started with the last message)."""
+        resources = self.interactive.resources
+        if resources is not None and (self._listing is None or self._listing.done()):
+            self._listing = asyncio.create_task(self._load_listings(resources.refresh()))
+            self._listing.add_done_callback(_quietly)
 
     def interrupt(self) -> None:
         """Stop the run or the `!command` (Ctrl-C as a signal, or pressed on an approval card)."""
@@ -318,6 +357,7 @@ class LineRepl:
         while True:
             try:
                 self.completer.refresh()
+                self._list_resources()
                 mode = self.interactive.session.mode
                 text, self._next_line = self._next_line, None
                 if text is None:
