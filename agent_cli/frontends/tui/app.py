@@ -119,6 +119,7 @@ class AgentApp(App[int]):
             recall=self._recall_pending,
             drop=self._empty_escape,
             commands=interactive.command_list,
+            resources=interactive.resources,
         )
         self.search_bar = SearchBar()
         self.plan_view = PlanView(id="plan")
@@ -190,6 +191,7 @@ class AgentApp(App[int]):
             await self.interactive.load_commands()
         except AgentError as e:
             self.transcript.add_reply(str(e), "warn")
+        self.composer.relisted()  # `@server:` typed meanwhile completes now
         for warning in self.interactive.commands.take_warnings():
             self.transcript.add_reply(warning, "warn")
 

@@ -1,4 +1,5 @@
-"""What the input completes: workspace files after `@` (fuzzy), commands after `/`.
+"""What the input completes: workspace files after `@` (fuzzy), commands after `/`, an
+MCP server's resources after `@server:` (frontends/resource_completion.py).
 
 The file list comes from one capped walk of the workspace that skips the
 folders no one means (`.git`, `node_modules`, virtualenvs, build output,
@@ -11,9 +12,17 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from agent_cli.frontends.interactive import COMMANDS, MENTION_SKIPPED_FOLDERS, Command
+from agent_cli.frontends.resource_completion import (
+    resource_candidates,
+    server_candidates,
+    split_query,
+)
+
+if TYPE_CHECKING:
+    from agent_cli.frontends.resource_completion import Listing
 
 FILE_LIMIT = 20_000  # a walk stops here (a home folder started in by mistake)
 SHOWN = 8  # candidates in the menu
@@ -24,6 +33,7 @@ class Candidate(NamedTuple):
     value: str  # what replaces the token
     label: str  # what the menu shows
     runs: bool = False  # a command that takes no argument: Enter runs it at once
+    spaced: bool = True  # a file's: taking it adds a space (a resource's value has its own)
 
 
 class Token(NamedTuple):
@@ -93,6 +103,20 @@ def file_candidates(query: str, files: Iterable[str], limit: int = SHOWN) -> lis
             scored.append((score, path))
     scored.sort(key=lambda pair: (-pair[0], pair[1]))
     return [Candidate("@" + path, path) for _, path in scored[:limit]]
+
+
+def mention_candidates(
+    query: str, files: Iterable[str], listed: Listing | None
+) -> tuple[list[Candidate], bool]:
+    """What `@query` completes, and whether it names a server's resources (`@docs:`): then
+    only those; else the servers it begins (`@do`: `@docs:`), then the files."""
+    split = split_query(query, listed)
+    found = resource_candidates(*split, listed or {}) if split else []
+    found += server_candidates(query, listed)
+    shown = [Candidate(c.value, f"{c.label}  {c.meta}", spaced=False) for c in found]
+    if split is not None:
+        return shown[:SHOWN], True
+    return [*shown, *file_candidates(query, files)][:SHOWN], False
 
 
 def command_candidates(query: str, commands: Sequence[Command] = COMMANDS) -> list[Candidate]:

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -24,7 +25,7 @@ from agent_cli.frontends.interactive import COMMANDS, Command
 from agent_cli.frontends.tui.completion import (
     Token,
     command_candidates,
-    file_candidates,
+    mention_candidates,
     token_at,
     walk_files,
 )
@@ -33,6 +34,9 @@ from agent_cli.frontends.tui.history import History
 from agent_cli.frontends.tui.image_chips import ImageChips
 from agent_cli.frontends.tui.prompt_input import PromptInput
 from agent_cli.media import Image
+
+if TYPE_CHECKING:
+    from agent_cli.engine.resources import ResourceSource
 
 PROMPT_MARKER = "›"
 
@@ -59,9 +63,11 @@ class Composer(Vertical):
         recall: Callable[[], str | None] = _nothing,
         drop: Callable[[], object] = _nothing,
         commands: Callable[[], Sequence[Command]] = lambda: COMMANDS,
+        resources: ResourceSource | None = None,
     ) -> None:
         super().__init__()
         self.commands = commands  # what `/` completes: the built-ins and prompt commands
+        self.resources = resources  # what `@server:` completes: its MCP resources
         self.recall = recall
         self.drop = drop
         self.workspace = workspace
@@ -73,6 +79,7 @@ class Composer(Vertical):
         self._token: Token | None = None
         self._last: tuple[int, str] | None = None
         self._recalled: str | None = None
+        self._listing = False  # the resources are being listed again
 
     def compose(self) -> ComposeResult:
         yield self.menu
@@ -204,13 +211,34 @@ class Composer(Vertical):
             self._walk_files()
             return
         else:
-            candidates = file_candidates(token.query, self.files)
+            listed = self.resources.listed() if self.resources is not None else None
+            candidates, named = mention_candidates(token.query, self.files, listed)
+            if not named and ":" in token.query:
+                self._list_resources()  # not listed yet (or no such server): look again
         self.menu.show(candidates)
         self.input.completing = bool(candidates)
 
     @work(exclusive=True, group="files")
     async def _walk_files(self) -> None:
         self.files = await asyncio.to_thread(walk_files, self.workspace)
+        self.relisted()
+
+    def _list_resources(self) -> None:
+        """The MCP resources, listed again when due (in the background: typing goes on)."""
+        if self.resources is not None and not self._listing:
+            self._listing = True
+            self._relist(self.resources)
+
+    @work(group="resources")
+    async def _relist(self, resources: ResourceSource) -> None:
+        try:
+            if await resources.refresh():
+                self.relisted()
+        finally:
+            self._listing = False
+
+    def relisted(self) -> None:
+        """A listing came (files, resources): complete what is typed again."""
         self._last = None
         self._complete()
 
@@ -258,5 +286,6 @@ class Composer(Vertical):
         if candidate is None or token is None:
             return
         row, column = self.input.cursor_location
-        value = candidate.value if token.kind == "command" else candidate.value + " "
+        spaced = token.kind != "command" and candidate.spaced
+        value = candidate.value + " " if spaced else candidate.value
         self.input.replace(value, (row, token.start), (row, column))
