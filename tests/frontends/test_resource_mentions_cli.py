@@ -5,6 +5,7 @@ the message the model is sent (a real SDK-written server, tests/support/mcp_serv
 from __future__ import annotations
 
 import base64
+import json
 import os
 import sys
 from pathlib import Path
@@ -121,3 +122,18 @@ def test_the_repl_completes_a_servers_resources_and_attaches_one(fake, workspace
     finally:
         child.close(force=True)
     assert '<attached resource="docs:note://hello">' in user_content(fake)
+
+
+def test_a_resource_of_an_untrusted_workspace_server_says_why_it_is_not_attached(
+    fake, workspace
+):
+    command, *args = [sys.executable, str(SERVER), "--name", "repo", "--client"]
+    (workspace / ".agent").mkdir()
+    entry = {"mcpServers": {"repo": {"command": command, "args": args}}}
+    (workspace / ".agent" / "mcp.json").write_text(json.dumps(entry))
+    fake.add(text("Without it."))
+    result = agent(workspace, "run", "read @repo:note://hello", fake=fake)
+    assert result.returncode == 0, err(result)
+    assert user_content(fake) == "read @repo:note://hello"
+    said = err(result)
+    assert "@repo:note://hello is not attached:" in said and "not trusted yet" in said
