@@ -124,9 +124,7 @@ def test_the_repl_completes_a_servers_resources_and_attaches_one(fake, workspace
     assert '<attached resource="docs:note://hello">' in user_content(fake)
 
 
-def test_a_resource_of_an_untrusted_workspace_server_says_why_it_is_not_attached(
-    fake, workspace
-):
+def test_a_resource_of_an_untrusted_workspace_server_says_why_it_is_not_attached(fake, workspace):
     command, *args = [sys.executable, str(SERVER), "--name", "repo", "--client"]
     (workspace / ".agent").mkdir()
     entry = {"mcpServers": {"repo": {"command": command, "args": args}}}
