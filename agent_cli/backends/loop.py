@@ -215,13 +215,15 @@ class BuiltinLoop:
         return result
 
     async def _take_steered(self, run: Run) -> bool:
-        """Add what the person steered in since the last request (its `@path` mentions
-        attached, as for a message sent); a sub-agent's rounds leave it to the
-        conversation's own."""
+        """Add what the person steered in since the last request (its `@path` and
+        `@server:uri` mentions attached, as for a message sent); a sub-agent's rounds leave
+        it to the conversation's own."""
         steered = [] if self.scope else run.take_steered()
         for text in steered:
             prompt, problems = Prompt(text), list[str]()
-            if "@" in text:
+            if "@" in text and run.attach is not None:
+                prompt, problems = await run.attach(prompt)
+            elif "@" in text:
                 workspace = self.context.workspace
                 prompt, problems = await asyncio.to_thread(attach_mentions, prompt, workspace)
             run.add(UserItem(text, prompt.images, prompt.attachments))

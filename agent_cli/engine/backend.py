@@ -29,6 +29,7 @@ from agent_cli.engine.events import (
     UsageEvent,
 )
 from agent_cli.engine.items import Conversation, Item, NoticeItem, NoticeLevel
+from agent_cli.media import Prompt
 from agent_cli.providers.base import Usage
 from agent_cli.tools.mcp_forms import CANCEL, ElicitAnswer, Elicitation
 from agent_cli.tools.plan import Plan
@@ -80,6 +81,8 @@ class Run:
         self._batch: tuple[str, bool] | None = None  # (item id, reasoning?) of pending deltas
         # Messages the person steered in since the last request, in order (the Session's).
         self.take_steered: Callable[[], list[str]] = list
+        # What a steered message's `@` mentions attach (the Session's: files, MCP resources).
+        self.attach: Callable[[Prompt], Awaitable[tuple[Prompt, list[str]]]] | None = None
         self._pieces: list[str] = []
 
     @property

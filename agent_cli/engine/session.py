@@ -333,6 +333,7 @@ class Session:
             )
         run = Run(conversation, self.events.publish, lambda: conversation.mode, self.save)
         run.take_steered = self.pending.take_steered
+        run.attach = self._attach
         self._run, self._run_start = run, len(conversation.items)
         conversation.mark_running()
         # First, before the run's first item (the user's message): a subscriber may

@@ -9,7 +9,8 @@ for the person; the model is the loopback fake.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from agent_cli.frontends.tui.app import AgentApp
 from agent_cli.settings import Settings
 from agent_cli.wiring import Opening
 from tests.frontends.tui.support import SIZE, notice_says, send, settle, until
-from tests.support.fake_openai import FakeOpenAI, text
+from tests.support.fake_openai import FakeOpenAI, held, text
 from tests.support.mcp_servers import stdio_args
 
 
@@ -106,3 +107,26 @@ async def test_an_unknown_resource_is_a_notice_and_the_message_goes(
         await settle(pilot, app)
         assert notice_says(app, "@docs:note://nothing is not attached", "warn")
     assert user_text(fake) == "see @docs:note://nothing"
+
+
+@pytest.fixture
+def gate(fake: FakeOpenAI) -> Iterator[threading.Event]:
+    """Opens the held answer; set at the end in any case, so the server can stop."""
+    opened = threading.Event()
+    yield opened
+    opened.set()
+
+
+async def test_a_message_steered_into_a_run_attaches_its_resource_too(
+    app: AgentApp, fake: FakeOpenAI, gate: threading.Event
+):
+    fake.add(held(text("Working on it."), gate), text("Both done."))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "start")
+        await until(pilot, lambda: len(fake.requests) == 1 and app.session.running)
+        await send(pilot, app, "and @docs:greeting://Bo")  # Enter while it runs: a steer
+        await until(pilot, lambda: app.session.pending.messages)
+        gate.set()
+        await settle(pilot, app)
+    assert len(fake.requests) == 2
+    assert "Hello, Bo!" in user_text(fake)
