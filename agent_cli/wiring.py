@@ -176,7 +176,7 @@ class McpTools:
         if self._resources is None:
             from agent_cli.tools.mcp_resources import McpResources
 
-            self._resources = McpResources(served(self), self.configured)
+            self._resources = McpResources(served(self), lambda: self.servers, self.configured)
         return self._resources
 
     def configured(self) -> list[str]:

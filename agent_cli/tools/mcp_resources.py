@@ -144,13 +144,21 @@ class ResourceEntry(NamedTuple):
 class McpResources:
     """The front end's MCP servers' resources, for `@server:uri` in a message (read when it
     is sent) and its completion (from a listing kept between refreshes: a key never waits
-    for a server). `configured`: the servers' names as the config files say them, read
-    without starting any."""
+    for a server). `served` starts the servers; `running` is them once started (None
+    before); `configured`: their names as the config files say them, read without starting
+    any."""
 
-    def __init__(self, served: Served, configured: Callable[[], list[str]]) -> None:
+    def __init__(
+        self,
+        served: Served,
+        running: Callable[[], McpServers | None],
+        configured: Callable[[], list[str]],
+    ) -> None:
         self.served = served
+        self.running = running  # the servers once started, asked nothing (for a key)
         self.configured = configured
         self._listed: dict[str, list[ResourceEntry]] | None = None
+        self._tried: set[str] = set()  # the servers listed (or that failed to be) last time
         self._refreshing = asyncio.Lock()
 
     async def servers(self) -> list[str]:
@@ -177,13 +185,16 @@ class McpResources:
 
     async def refresh(self, start: bool = False) -> bool:
         async with self._refreshing:
-            servers, _ = await self.served(start)
+            servers = (await self.served(True))[0] if start else self.running()
             if servers is None:
                 return False
-            if self._listed is not None and not servers.take_changed("resources"):
+            serving = servers.serving("resources")  # more once they have started
+            changed = servers.take_changed("resources")
+            if self._listed is not None and not changed and set(serving) <= self._tried:
                 return False
+            self._tried = set(serving)
             found: dict[str, list[ResourceEntry]] = {}
-            for name, server in servers.serving("resources").items():
+            for name, server in serving.items():
                 try:
                     resources, templates = await listed(server)
                 except ToolError:

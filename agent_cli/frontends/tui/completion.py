@@ -105,18 +105,16 @@ def file_candidates(query: str, files: Iterable[str], limit: int = SHOWN) -> lis
     return [Candidate("@" + path, path) for _, path in scored[:limit]]
 
 
-def mention_candidates(
-    query: str, files: Iterable[str], listed: Listing | None
-) -> tuple[list[Candidate], bool]:
-    """What `@query` completes, and whether it names a server's resources (`@docs:`): then
-    only those; else the servers it begins (`@do`: `@docs:`), then the files."""
+def mention_candidates(query: str, files: Iterable[str], listed: Listing | None) -> list[Candidate]:
+    """What `@query` completes: a server's resources when it names one (`@docs:`); else the
+    servers it begins (`@do`: `@docs:`), then the files."""
     split = split_query(query, listed)
     found = resource_candidates(*split, listed or {}) if split else []
     found += server_candidates(query, listed)
     shown = [Candidate(c.value, f"{c.label}  {c.meta}", spaced=False) for c in found]
     if split is not None:
-        return shown[:SHOWN], True
-    return [*shown, *file_candidates(query, files)][:SHOWN], False
+        return shown[:SHOWN]
+    return [*shown, *file_candidates(query, files)][:SHOWN]
 
 
 def command_candidates(query: str, commands: Sequence[Command] = COMMANDS) -> list[Candidate]:

@@ -212,9 +212,9 @@ class Composer(Vertical):
             return
         else:
             listed = self.resources.listed() if self.resources is not None else None
-            candidates, named = mention_candidates(token.query, self.files, listed)
-            if not named and ":" in token.query:
-                self._list_resources()  # not listed yet (or no such server): look again
+            candidates = mention_candidates(token.query, self.files, listed)
+            if ":" in token.query:  # `@server:`: listed again if a server said they changed
+                self._list_resources()
         self.menu.show(candidates)
         self.input.completing = bool(candidates)
 
