@@ -21,7 +21,7 @@ from agent_cli.frontends.tui.app import AgentApp
 from agent_cli.settings import Settings
 from agent_cli.wiring import Opening
 from tests.frontends.tui.support import SIZE, notice_says, send, settle, until
-from tests.support.fake_openai import FakeOpenAI, held, text
+from tests.support.fake_openai import FakeOpenAI, held, text, tool_calls
 from tests.support.mcp_servers import stdio_args
 
 
@@ -130,3 +130,17 @@ async def test_a_message_steered_into_a_run_attaches_its_resource_too(
         await settle(pilot, app)
     assert len(fake.requests) == 2
     assert "Hello, Bo!" in user_text(fake)
+
+
+async def test_a_resource_the_server_adds_later_is_completed_after_it_says_so(
+    app: AgentApp, fake: FakeOpenAI
+):
+    fake.add(tool_calls(("c1", "docs_grow_resource", "{}")), text("Grew."))
+    app.session.set_mode("full")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.interactive.resources.listed())  # listed at the start
+        await send(pilot, app, "grow a resource")
+        await until(pilot, lambda: len(fake.requests) == 2)
+        await settle(pilot, app)
+        await pilot.press(*"@docs:note://la")
+        await until(pilot, lambda: labels(app) == ["docs:note://later  later"])

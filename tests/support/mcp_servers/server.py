@@ -26,7 +26,8 @@ HTTP+SSE transport (`/sse`, `/messages/`).
 resources `note://hello`, `pic://red` (a PNG), `blob://data` (1 KiB of binary data),
 `note://long` (5000 lines) and the template `greeting://{name}`;
 the prompts `review(file, focus="bugs")` and `pair(topic)` (three messages, one the
-assistant's); `grow_prompt` adds a prompt `later` and says the prompts changed. With
+assistant's); `grow_prompt` adds a prompt `later` and says the prompts changed,
+`grow_resource` a resource `note://later` and says the resources changed. With
 --naps, `nap` also writes "cancelled" to FILE when the client cancels it. With --client
 the server speaks the 2025 protocol (see add_client_tools).
 
@@ -340,6 +341,16 @@ def add_client_tools(server) -> None:
         server.add_prompt(Prompt.from_function(later, name="later", description="Added later."))
         await ctx.request_context.session.send_prompt_list_changed()
         return "grew a prompt"
+
+    @server.tool()
+    async def grow_resource(ctx: Context) -> str:
+        """Add a resource `note://later` and tell the client its resources changed."""
+        from mcp.server.mcpserver.resources import TextResource
+
+        later = TextResource(uri="note://later", name="later", text="a note added later")
+        server.add_resource(later)
+        await ctx.request_context.session.send_resource_list_changed()
+        return "grew a resource"
 
     @server.tool()
     def picture() -> list:
