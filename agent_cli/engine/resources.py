@@ -30,6 +30,7 @@ __all__ = [
     "ResourceMention",
     "ResourceSource",
     "attach_resources",
+    "not_files",
     "resource_mentions",
 ]
 
@@ -119,6 +120,17 @@ async def attach_resources(prompt: Prompt, source: ResourceSource) -> AttachedRe
         images += [_named(image, label) for image in result.images]
     attached = replace(prompt, attachments=tuple(attachments), images=tuple(images))
     return AttachedResources(attached, problems, taken, unknown)
+
+
+def not_files(unknown: dict[str, str], prompt: Prompt) -> list[str]:
+    """What to say of the mentions naming no server (`unknown`) that no file's path
+    attached either: `@name:scheme:…` may still be a file's name."""
+    found = {a.label for a in prompt.attachments} | {image.name for image in prompt.images}
+    return [
+        said
+        for written, said in unknown.items()
+        if written not in found and written.rstrip(TRAILING) not in found
+    ]
 
 
 def _unknown_server(mention: ResourceMention, servers: Collection[str]) -> str:

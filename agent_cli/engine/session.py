@@ -56,12 +56,6 @@ STOPPED_RESULT = "The run was stopped before this call finished; it did not comp
 FAILED_RESULT = "The run ended with an error before this call finished; it did not complete."
 
 
-def _names(labels: set[str], written: str) -> bool:
-    from agent_cli.engine.mentions import TRAILING
-
-    return written in labels or written.rstrip(TRAILING) in labels
-
-
 class Session:
     def __init__(
         self,
@@ -290,19 +284,16 @@ class Session:
         problems: list[str] = []
         taken: set[str] = set()
         unknown: dict[str, str] = {}
-        if self.resources is not None:
-            from agent_cli.engine.resources import attach_resources
+        from agent_cli.engine.resources import attach_resources, not_files
 
+        if self.resources is not None:
             prompt, problems, taken, unknown = await attach_resources(prompt, self.resources)
         try:
             workspace = Workspace(self.conversation.workspace)
         except OSError:  # the folder is gone: nothing to attach from
             return Attached(prompt, [*problems, *unknown.values()])
         attached = await asyncio.to_thread(attach_mentions, prompt, workspace, taken)
-        # `@name:scheme:…` naming no server may still be a file's name: said only if not.
-        found = {a.label for a in attached.prompt.attachments}
-        found |= {image.name for image in attached.prompt.images}
-        missed = [said for written, said in unknown.items() if not _names(found, written)]
+        missed = not_files(unknown, attached.prompt)
         return Attached(attached.prompt, [*problems, *attached.problems, *missed])
 
     async def _then_pending(self, result: RunResult) -> RunResult:
