@@ -165,7 +165,9 @@ class McpResources:
         return await asyncio.to_thread(self.configured)
 
     async def read(self, server: str, uri: str) -> ToolResult:
-        servers, notices = await self.served(True)
+        servers, notices = self.running(), list[str]()
+        if servers is None or server not in servers.serving("resources"):
+            servers, notices = await self.served(True)  # started (or their start waited for)
         serving = servers.serving("resources") if servers is not None else {}
         if server in serving:
             return await read(serving[server], uri)
