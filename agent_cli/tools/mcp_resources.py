@@ -7,6 +7,10 @@ is the resource's text, or an image the model sees, or a line describing
 binary data (tools/mcp_content.py). Reading is a read: resources are the
 protocol's read-only side, so the tools are `Effect.READ`; the servers are the
 ones a person configured (and a workspace's only once trusted).
+
+`McpResources` is the same servers' resources for the person: `@server:uri` in a
+message (engine/resources.py reads them through it) and the listing completion
+shows after `@server:`, kept between refreshes.
 """
 
 from __future__ import annotations
