@@ -192,6 +192,10 @@ class McpTools:
         return self.servers is not None and self.servers.listed_anew
 
     @property
+    def offering(self) -> int:
+        return self.servers.offering if self.servers is not None else 0
+
+    @property
     def nothing_to_ask(self) -> bool:
         """Starting the servers asks the person nothing (no workspace file waits for trust)."""
         from agent_cli import mcp_config
@@ -264,6 +268,10 @@ class LentMcpTools:
     @property
     def listed_anew(self) -> bool:
         return self.owner.listed_anew
+
+    @property
+    def offering(self) -> int:
+        return self.owner.offering
 
     async def tools(self) -> tuple[list[Tool], list[str]]:
         return await self.owner.tools()

@@ -83,7 +83,13 @@ class ToolSource(Protocol):
 
     @property
     def listed_anew(self) -> bool:
-        """The tools changed since they were loaded: load them again for the next message."""
+        """The tools changed since they were offered: load them again for the next message."""
+        ...
+
+    @property
+    def offering(self) -> int:
+        """Moves on with each new offer of the tools (made for this loop or another user of
+        the same servers): one other than the loop loaded means load them again."""
         ...
 
     async def aclose(self) -> None: ...
@@ -169,6 +175,7 @@ class BuiltinLoop:
         self._sandbox_notice = False
         self._extra_source = extra_tools
         self._extra_loaded = False
+        self._offering = 0  # the source's `offering` the extra tools were loaded at
         self._own_tools = tools  # without the source's
         self._shortened_notice = False
         # Asks the server the context window it runs the model with (see _window).
@@ -284,12 +291,17 @@ class BuiltinLoop:
         source = self._extra_source
         if source is None or reads_only(run.mode):
             return
-        if self._extra_loaded and not source.listed_anew:
+        if self._extra_loaded and not source.listed_anew and source.offering == self._offering:
             return
         self._extra_loaded = True
         tools = list(self._own_tools)
         taken = {t.name for t in tools}
-        more, notices = await source.tools()
+        while True:
+            before = source.offering
+            more, notices = await source.tools()  # makes at most one new offer itself
+            if source.offering <= before + 1:  # no other user made a newer one meanwhile
+                break
+        self._offering = source.offering
         for text in notices:
             self._warn(run, text)
         for tool in more:

@@ -843,6 +843,9 @@ class McpServers:
         for server in self._servers:
             server.answers = self.answers
         self._loading: asyncio.Future[tuple[list[Tool], list[str]]] | None = None
+        # Counts the offers: each consumer of `tools()` (a loop, the prompt commands) compares
+        # it with the one it took, as a new offer clears `listed_anew` for them all.
+        self.offering = 0
         self.hints: dict[str, bool | None] = {}  # readOnlyHint by the name the model sees
         self._status: dict[str, ServerStatus] = {}
 
@@ -853,6 +856,7 @@ class McpServers:
         """
         if self._loading is None or (self._loading.done() and self.listed_anew):
             self._loading = asyncio.ensure_future(self._offer(remembered=True))
+            self.offering += 1
 
     async def tools(self) -> tuple[list[Tool], list[str]]:
         """Every server's tools, and notices for what was left out and why.

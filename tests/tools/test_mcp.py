@@ -376,6 +376,12 @@ async def test_the_loop_offers_and_calls_mcp_tools_and_read_only_starts_none(wor
     class CountingSource:
         """The servers as the loop's tool source, counting the loads."""
 
+        listed_anew = False
+
+        @property
+        def offering(self) -> int:
+            return servers.offering
+
         async def tools(self):
             loads.append("loaded")
             return await servers.tools()

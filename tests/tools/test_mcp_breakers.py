@@ -69,6 +69,10 @@ async def test_a_server_that_dies_on_every_call_is_left_alone_for_a_cooldown(
         def listed_anew(self) -> bool:
             return servers.listed_anew
 
+        @property
+        def offering(self) -> int:
+            return servers.offering
+
         async def tools(self):
             return await servers.tools()
 

@@ -127,6 +127,10 @@ def session_with(workspace: Path, servers: McpServers, script: list) -> Session:
     class Source:
         listed_anew = False
 
+        @property
+        def offering(self) -> int:
+            return servers.offering
+
         async def tools(self):
             return await servers.tools()
 

@@ -21,6 +21,7 @@ from tests.frontends.tui.support import SIZE, notice_says, send, settle, until
 from tests.support.cli import agent, err
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls
 from tests.support.mcp_servers import stdio_args
+from tests.support.waiting import eventually
 
 
 def configure(path: Path, name: str = "docs") -> None:
@@ -157,3 +158,22 @@ def test_the_repl_sends_a_servers_prompt(fake: FakeOpenAI, workspace: Path):
     finally:
         child.close(force=True)
     assert last_message(fake) == "Review a.py, looking for bugs."
+
+
+async def test_tools_a_server_adds_reach_the_model_though_a_prompt_command_listed_first(
+    interactive: Interactive, fake: FakeOpenAI
+):
+    """The prompt commands and the loop share the servers: a `/docs:…` command typed after
+    a server said its tools changed lists them anew (for itself), and the next message still
+    offers the new tool to the model."""
+    fake.add(tool_calls(("c1", "docs_grow", "{}")), text("Grew."), text("Paired."))
+    interactive.session.set_mode("full")
+    await interactive.session.send("grow a tool")
+    assert interactive.resources is not None
+    servers = interactive.resources.running()
+    await eventually(lambda: servers.listed_anew, "the tools/list_changed notification")
+    reply = await interactive.handle("/docs:pair speed")
+    assert not servers.listed_anew, "the command's listing took the change for itself"
+    await interactive.session.send(reply.argument)
+    offered = [tool["function"]["name"] for tool in fake.requests[-1]["tools"]]
+    assert "docs_grown" in offered, offered
