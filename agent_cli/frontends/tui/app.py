@@ -654,8 +654,7 @@ class AgentApp(App[int]):
         if self._drop_pending():
             return
         if self.session.running:  # nothing waits to be dropped: Escape stops, as Ctrl+C does
-            self.session.stop()
-            self.status.state = "stopping"
+            self._stop_run()
             return
         now = time.monotonic()
         if now - self._escaped <= DOUBLE_ESCAPE_SECONDS:
@@ -666,18 +665,28 @@ class AgentApp(App[int]):
 
     # -- keys --------------------------------------------------------------------------
 
+    def _stop_run(self) -> None:
+        self.session.stop()
+        self.status.state = "stopping"
+
     def on_key(self, event: events.Key) -> None:
         """Typing always reaches the input: a printable key pressed with a card, the
         reasoning or the transcript focused (after a click) goes to the input, and the
-        input takes the focus back. Keys the focused widget binds (Enter, `c`) stay its own."""
+        input takes the focus back. Keys the focused widget binds (Enter, `c`) stay its own.
+        Escape there stops a run, as in the input (a card open on its own screen keeps it)."""
         prompt = self.composer.input
         if (
-            not event.is_printable
-            or event.character is None
-            or self.screen is not self.screen_stack[0]
+            self.screen is not self.screen_stack[0]
             or self.focused is prompt
             or event.key in self.screen.active_bindings
         ):
+            return
+        if event.key == "escape":
+            if self.session.running:  # stop at once: what waits goes back to the input
+                event.stop()
+                self._stop_run()
+            return
+        if not event.is_printable or event.character is None:
             return
         event.stop()
         prompt.focus()
@@ -712,8 +721,7 @@ class AgentApp(App[int]):
             self.interactive.own.running.stop()
             return
         if self.session.running:
-            self.session.stop()
-            self.status.state = "stopping"
+            self._stop_run()
             return
         if prompt.text:
             prompt.set_text("")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 from textual import events
@@ -16,8 +17,8 @@ from agent_cli.frontends.tui.prompt_input import PLACEHOLDERS
 from agent_cli.frontends.tui.reasoning_block import ReasoningBlock
 from agent_cli.frontends.tui.tool_card import ToolCard
 from agent_cli.frontends.tui.user_message import UserMessage
-from tests.frontends.tui.support import SIZE, send, settle, shown_text, until
-from tests.support.fake_openai import FakeOpenAI, text, tool_calls
+from tests.frontends.tui.support import SIZE, Events, send, settle, shown_text, until
+from tests.support.fake_openai import FakeOpenAI, held, text, tool_calls
 
 PASTED = "\n".join(f"line {n} of the log" for n in range(1, 301))
 
@@ -127,6 +128,55 @@ async def test_after_a_click_on_a_card_typing_goes_to_the_input(
         await pilot.press("h", "i")
         assert app.focused is app.composer.input
         assert app.composer.input.text == "hi", "the first key is not lost"
+
+
+async def test_escape_with_a_card_focused_stops_the_run(
+    app: AgentApp, fake: FakeOpenAI, workspace: Path
+):
+    (workspace / "notes.txt").write_text("alpha\n")
+    arguments = json.dumps({"path": "notes.txt"})
+    gate = threading.Event()  # the second answer waits mid-stream: the run goes on
+    fake.add(
+        tool_calls(("call_1", "read_file", arguments)),
+        text("It says alpha."),
+        held(text("Reading it once more, slowly."), gate),
+    )
+    recorder = Events()
+    app.session.events.subscribe(recorder)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await send(pilot, app, "read the notes")
+            await settle(pilot, app)
+            await send(pilot, app, "and again")
+            await until(pilot, lambda: len(fake.requests) == 3 and app.session.running)
+            card = app.transcript.query_one(ToolCard)
+            await pilot.click(card)
+            await until(pilot, lambda: app.focused is card)
+            await pilot.press("escape")
+            await settle(pilot, app)
+            assert recorder.finished() == ["answered", "stopped"]
+            assert len(fake.requests) == 3, "nothing more was asked of the model"
+    finally:
+        gate.set()
+
+
+async def test_escape_on_an_open_approval_card_denies_and_the_run_goes_on(
+    app: AgentApp, fake: FakeOpenAI, workspace: Path
+):
+    from agent_cli.frontends.tui.approval import ApprovalScreen
+
+    arguments = json.dumps({"path": "hello.txt", "content": "hi\n"})
+    fake.add(tool_calls(("call_1", "write_file", arguments)), text("Not written, then."))
+    recorder = Events()
+    app.session.events.subscribe(recorder)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "write it")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert recorder.finished() == ["answered"], "Escape was the card's no, not a stop"
+        assert len(fake.requests) == 2 and not (workspace / "hello.txt").exists()
+        assert app.transcript.query_one(ToolCard).has_class("-denied")
 
 
 async def test_after_a_click_on_the_reasoning_typing_goes_to_the_input(
