@@ -68,6 +68,7 @@ from agent_cli.frontends.resource_completion import (
 )
 from agent_cli.frontends.tui.history import History as KeptHistory
 from agent_cli.frontends.tui.history import history_file
+from agent_cli.frontends.type_ahead import TypeAhead
 from agent_cli.tools.mcp_forms import CANCEL
 
 if TYPE_CHECKING:
@@ -282,6 +283,7 @@ class LineRepl:
         self._draft = ""  # the next prompt's text, typed at the live prompt before it ended
         self._returned: list[str] = []  # messages a stop gave back: after the draft, next time
         self._typing: asyncio.Task[None] | None = None  # the live prompt while a run goes
+        self._type_ahead: TypeAhead | None = None  # a dumb terminal's keys during a run
         self._prompting = False  # the live prompt is on screen (or about to be)
         self._next_line: str | None = None  # sent at the live prompt just as the run ended
         self._quitting = False  # /quit at the live prompt: leave once the run has stopped
@@ -363,9 +365,10 @@ class LineRepl:
                 if text is None:
                     draft = "\n".join(t for t in (self._draft, *self._returned) if t.strip())
                     self._draft, self._returned = "", []
-                    text = await self.prompt.prompt_async(
-                        [("bold", mode), ("", " › ")], default=draft, handle_sigint=False
-                    )
+                    asked: StyleAndTextTuples = [("bold", mode), ("", " › ")]
+                    if draft and is_dumb_terminal():  # its prompt does not show the default
+                        asked.append(("", draft))
+                    text = await self.prompt.prompt_async(asked, default=draft, handle_sigint=False)
             except KeyboardInterrupt:
                 self.presses += 1
                 if self.presses >= 2:
@@ -405,8 +408,12 @@ class LineRepl:
             self.interactive.session.send(self.interactive.own.message(text))
         )
         # Not from a pipe (its lines are messages in turn) nor on a dumb terminal (whose
-        # prompt-toolkit prompt cannot be moved aside): there the run has the terminal.
+        # prompt-toolkit prompt cannot be moved aside): there the run has the terminal, and
+        # what is typed meanwhile is read unechoed, for the next prompt.
         live = sys.stdin.isatty() and not is_dumb_terminal()
+        if sys.stdin.isatty() and not live:
+            self._type_ahead = TypeAhead(sys.stdin.fileno())
+            self._type_ahead.start()
         with patch_stdout(raw=True) if live else contextlib.nullcontext():
             if live:
                 self._typing = asyncio.ensure_future(self._type_while_running(run))
@@ -419,6 +426,7 @@ class LineRepl:
                 self.printer.print(render.notice(f"The message could not be sent: {e}", "error"))
             finally:
                 await self._end_typing()
+                self._end_type_ahead()
                 self.printer.end_line()
                 self.approvals.deny_all()
         return ""
@@ -512,10 +520,21 @@ class LineRepl:
     async def pause_typing(self) -> None:
         """An approval card needs the terminal: the live prompt steps aside until it is done."""
         self._cards_done.clear()
+        if self._type_ahead is not None:  # the card reads its own keys, not those typed ahead
+            self._type_ahead.stop()
         await self._until_no_prompt(lambda: not self._prompting)
 
     def resume_typing(self) -> None:
         self._cards_done.set()
+        if self._type_ahead is not None:
+            self._type_ahead.start()
+
+    def _end_type_ahead(self) -> None:
+        """The terminal as it was; what was typed during the run is the next prompt's."""
+        ahead, self._type_ahead = self._type_ahead, None
+        if ahead is not None:
+            ahead.stop()
+            self._draft = "\n".join(t for t in (self._draft, ahead.take()) if t)
 
     async def _end_typing(self) -> None:
         typing, self._typing = self._typing, None
