@@ -2,15 +2,16 @@
 
 The person types at a prompt-toolkit prompt (history per workspace, `/command`
 and fuzzy `@path` completion); a run's events are printed as they come, the
-answer raw as it streams, then (on a capable terminal, when it fits) drawn again
-as Markdown in its place; the rest with Rich. While a run goes the prompt stays
-live below its output (`patch_stdout` prints above it): Enter steers (the run
-reads the message at its next round), Tab queues (a run of its own after this
-one; Tab still completes when a completion menu is open), Ctrl-C stops the run;
-what waits is shown on lines of the prompt above its input, and what a stop
-gives back unsent is the next prompt's text. Approval cards are the shared
+answer raw as it streams, each block of it drawn again as Markdown in its place
+once complete (on a capable terminal, see `render.Printer`); the rest with Rich.
+While a run goes the prompt stays live below its output (`patch_stdout` prints
+above it): Enter steers (the run reads the message at its next round), Tab queues
+(a run of its own after this one; Tab still completes when a completion menu is
+open), Ctrl-C stops the run; what waits is shown on lines of the prompt above its
+input, and what a stop gives back unsent is the next prompt's text. Approval cards are the shared
 `InlineApprover`, fed one request at a time (see `_Approvals`); the live prompt
-steps aside while one is asked.
+steps aside while one is asked. A dumb terminal has no live prompt: what is typed
+during a run is read unechoed (`TypeAhead`) and is the next prompt's text.
 """
 
 from __future__ import annotations

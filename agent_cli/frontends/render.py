@@ -3,8 +3,8 @@
 Everything here returns Rich renderables or prints to a given Console, so the
 caller decides where output goes. Rich honours NO_COLOR and dumb terminals by
 itself; the escape codes written by hand (a finished call's line replacing its
-`•` line, a finished answer erased to be drawn again as Markdown) are only sent
-to a capable terminal.
+`•` line, a finished block of an answer erased to be drawn again as Markdown) are
+only sent to a capable terminal.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.markdown import Markdown
 from rich.padding import Padding
+from rich.segment import Segments
 from rich.syntax import Syntax
 from rich.text import Text
 
@@ -33,6 +34,7 @@ from agent_cli.engine.events import (
     RunFinished,
 )
 from agent_cli.engine.items import AssistantItem, Item, NoticeItem, ToolItem, UserItem
+from agent_cli.frontends.markdown_blocks import BlockEnds
 from agent_cli.frontends.plan_text import SYMBOLS, progress
 from agent_cli.media import chips
 from agent_cli.tools.plan import Plan
@@ -50,6 +52,7 @@ OUTPUT_TAIL = 5  # last lines of a command's output printed under its line
 SHELL_TOOLS = ("exec_shell_command",)
 # Text worth drawing again as Markdown once streamed: headings, lists, code, emphasis, tables.
 MARKDOWN = re.compile(r"^\s{0,3}(#{1,6} |[-*+] |\d+[.)] |> |```|\|)|\*\*|__|`[^`\n]+`", re.M)
+ROWS_KEPT = 2  # rows under a raw block that may not be counted on (the prompt's line)
 
 
 def tool_line(item: ToolItem, width: int) -> Text:
@@ -120,6 +123,15 @@ def output_tail(item: ToolItem, lines: int = OUTPUT_TAIL) -> Text:
     return text
 
 
+def markdown_block(console: Console, block: str) -> Segments:
+    """`block` drawn as Markdown, without the empty line Rich puts before a list or a quote
+    drawn alone (the blank line between blocks is the printer's)."""
+    lines = console.render_lines(Markdown(block.strip()), pad=False, new_lines=True)
+    while lines and not "".join(segment.text for segment in lines[0]).strip("\n"):
+        lines.pop(0)
+    return Segments(segment for line in lines for segment in line)
+
+
 def rows(text: str, width: int) -> int:
     """How many terminal rows `text` took when written raw at `width` columns."""
     lines = text.removesuffix("\n").split("\n")
@@ -160,6 +172,16 @@ def transcript(console: Console, items: Sequence[Item], limit: int = TRANSCRIPT_
     console.rule(style="dim")
 
 
+class _Streamed:
+    """The answer being streamed: all its text, and the raw part not drawn again yet."""
+
+    def __init__(self, item: str) -> None:
+        self.item = item
+        self.streamed: list[str] = []
+        self.open: list[str] = []  # the raw pieces on screen since the last block drawn
+        self.blocks = BlockEnds()
+
+
 class Printer:
     """Prints a run's events: the answer raw as it streams, everything else with Rich."""
 
@@ -173,9 +195,9 @@ class Printer:
         self._flush_pending = False
         self._overwrite = console.is_terminal and not console.is_dumb_terminal
         self._nested: set[str] = set()  # sub-agents' answers: shown as their calls, not text
-        # The answer being streamed, raw, with nothing printed after it yet: once it has
-        # finished, a capable terminal gets it drawn again as Markdown in its place.
-        self._answer: tuple[str, list[str]] | None = None
+        # The answer being streamed, with nothing printed after it yet: on a capable
+        # terminal each of its blocks is drawn again as Markdown once it is complete.
+        self._answer: _Streamed | None = None
 
     def __call__(self, event: Event) -> None:
         if type(event) is Delta:
@@ -186,7 +208,6 @@ class Printer:
                 self._write(event.reasoning, reasoning=True)
             if event.text:
                 self._stream_answer(event.item, event.text)
-                self._write(event.text)
         elif type(event) is ItemAdded and isinstance(event.item, AssistantItem):
             if event.item.parent:
                 self._nested.add(event.item.id)
@@ -213,26 +234,56 @@ class Printer:
         self.console.print(renderable)
 
     def _stream_answer(self, item: str, text: str) -> None:
-        if self._answer is None or self._answer[0] != item:
-            self._answer = (item, [])
-        self._answer[1].append(text)
+        """The answer raw as it streams; a block complete (a new one has begun after a blank
+        line) is drawn again as Markdown in its place, the new one's start raw under it."""
+        answer = self._answer
+        if answer is None or answer.item != item:
+            answer = self._answer = _Streamed(item)
+        answer.streamed.append(text)
+        end = answer.blocks.feed(text) if self._overwrite else 0
+        if not end:
+            answer.open.append(text)
+            self._write(text)
+            return
+        shown = "".join(answer.open)
+        done, rest = (shown + text)[:end], (shown + text)[end:]
+        answer.open, answer.blocks = [rest], BlockEnds()
+        answer.blocks.feed(rest)  # the new block's start: it ends no block of its own
+        if self._redraw(shown, done, more=True):
+            self._write(rest)
+        else:  # left raw (plain text, or taller than the screen): the new block goes on
+            self._write(text)
 
     def _answered(self, item: AssistantItem) -> None:
         """The answer has finished streaming: on a capable terminal, where it is still the
-        last thing written and fits on the screen, it is erased and drawn as Markdown."""
+        last thing written, its last block is drawn as Markdown too."""
         answer, self._answer = self._answer, None
-        if answer is None or answer[0] != item.id or not self._overwrite:
+        if answer is None or answer.item != item.id or not self._overwrite:
             return
-        streamed = "".join(answer[1])
-        if not MARKDOWN.search(streamed) or streamed.strip() != item.text.strip():
+        if "".join(answer.streamed).strip() != item.text.strip():
             return
         self.end_line()
-        taken = rows(streamed, self.console.width)
-        if taken >= self.console.height - 2:  # scrolled past the top: it cannot be erased
-            return
-        self.console.file.write(f"\x1b[{taken}A\r\x1b[J")
-        self.console.print(Markdown(item.text.strip()))
+        block = "".join(answer.open)
+        self._redraw(block if block.endswith("\n") else block + "\n", block, more=False)
+
+    def _redraw(self, shown: str, block: str, *, more: bool) -> bool:
+        """Erase `shown` (the raw rows up to the cursor) and draw `block` there as Markdown,
+        with a blank line after it if `more` follows; False when it is left raw: plain
+        text, or scrolled past the top (it cannot be erased)."""
+        if not MARKDOWN.search(block):
+            return False
+        taken = rows(shown, self.console.width)
+        if taken >= self.console.height - ROWS_KEPT:
+            return False
+        if shown:
+            up = taken if shown.endswith("\n") else taken - 1  # the cursor is on the last row
+            self.console.file.write((f"\x1b[{up}A" if up else "") + "\r\x1b[J")
+        self.console.print(markdown_block(self.console, block), end="")
+        if more:
+            self.console.file.write("\n")
+        self._at_line_start = True
         self._flush()
+        return True
 
     def end_line(self) -> None:
         """Finish a streamed line, so what follows starts on its own; flush now."""

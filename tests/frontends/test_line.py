@@ -34,8 +34,15 @@ def pty_env(fake: FakeOpenAI) -> dict[str, str]:
     )
 
 
-def spawn(workspace: Path, env: dict[str, str], *args: str, ready: bool = True) -> pexpect.spawn:
-    """The CLI on a terminal, past its banner (and, if `ready`, at its first prompt)."""
+def spawn(
+    workspace: Path,
+    env: dict[str, str],
+    *args: str,
+    ready: bool = True,
+    size: tuple[int, int] = (40, 120),
+) -> pexpect.spawn:
+    """The CLI on a terminal of `size` (rows, columns), past its banner (and, if `ready`,
+    at its first prompt)."""
     child = pexpect.spawn(
         sys.executable,
         ["-m", "agent_cli", *args],
@@ -43,7 +50,7 @@ def spawn(workspace: Path, env: dict[str, str], *args: str, ready: bool = True) 
         env=env,
         timeout=TIMEOUT,
         encoding="utf-8",
-        dimensions=(40, 120),
+        dimensions=size,
     )
     child.expect_exact("/help for commands")
     if ready:

@@ -64,14 +64,27 @@ def test_keys_typed_during_a_run_stay_out_of_the_answer_and_wait_for_the_prompt(
     assert len(fake.requests) == 2, "the typed text was sent once, by its own Enter"
 
 
-def test_an_answer_is_drawn_as_markdown_once_it_has_streamed(fake, workspace, pty_env):
-    fake.add(text("Use **bold** here:\n\n- one\n- two", chunks=6))
+def test_an_answer_is_drawn_as_markdown_block_by_block(fake, workspace, pty_env, gate):
+    # Held after its first block: that one is raw on screen until the next one begins.
+    fake.add(held(text("Use **bold** here:\n\n- one\n- two"), gate, shown=4))
     child = spawn(workspace, pty_env, "--plain")
     enter(child, "show me")
     child.expect_exact("**bold**")  # raw while it streams
-    child.expect_exact("\x1b[4A\r\x1b[J")  # then its 4 rows erased, and drawn again
+    gate.set()
+    child.expect_exact("\x1b[2A\r\x1b[J")  # its 2 rows erased once the next block begins
     child.expect(rf"Use {STYLE}bold{STYLE} here:")
+    child.expect_exact("\x1b[2A\r\x1b[J")  # the last block's 2 rows, once it has ended
     child.expect(rf"•{STYLE}one")
+    child.expect_exact(PROMPT)
+    assert leave(child) == 0
+
+
+def test_an_answer_taller_than_the_screen_is_drawn_block_by_block(fake, workspace, pty_env):
+    fake.add(text("\n\n".join(f"Step **{n}** done." for n in range(20))))
+    child = spawn(workspace, pty_env, "--plain", size=(12, 60))
+    enter(child, "list the steps")
+    for n in range(20):  # 40 rows at a 12-row terminal: most scroll off, each drawn first
+        child.expect(rf"Step {STYLE}{n}{STYLE} done\.")
     child.expect_exact(PROMPT)
     assert leave(child) == 0
 

@@ -8,6 +8,7 @@ from rich.console import Console
 
 from agent_cli.engine.events import Delta, ItemAdded, ItemUpdated, RunFinished
 from agent_cli.engine.items import AssistantItem, ToolItem
+from agent_cli.frontends.markdown_blocks import BlockEnds, block_end
 from agent_cli.frontends.render import Printer
 
 
@@ -64,33 +65,68 @@ def terminal(buffer: io.StringIO, height: int = 40) -> Console:
     return Console(file=buffer, width=60, height=height, force_terminal=True, color_system=None)
 
 
-async def test_a_finished_answer_is_drawn_again_as_markdown_in_its_place():
+def stream(printer: Printer, text: str, piece: int = 7) -> AssistantItem:
+    """`text` streamed as an answer in pieces of `piece` characters, then finished."""
+    answer = AssistantItem("")
+    printer(ItemAdded(answer))
+    for start in range(0, len(text), piece):
+        printer(Delta(answer.id, text[start : start + piece]))
+    answer.text, answer.streaming = text, False
+    printer(ItemUpdated(answer))
+    return answer
+
+
+def test_a_block_ends_at_a_blank_line_outside_a_fence_once_the_next_one_begins():
+    def blocks(text: str) -> tuple[str, str]:
+        return text[: block_end(text)], text[block_end(text) :]
+
+    assert blocks("Use **bold**:\n\n- one") == ("Use **bold**:\n\n", "- one")
+    assert blocks("a\n\nb\n\nc") == ("a\n\nb\n\n", "c"), "the last one goes on"
+    assert blocks("para\n\n") == ("", "para\n\n"), "no next block yet"
+    assert blocks("- item\n\n  more of it") == ("", "- item\n\n  more of it"), "indented: same"
+    assert blocks("```\ncode\n\nmore\n") == ("", "```\ncode\n\nmore\n"), "inside a fence"
+    fenced = "````\n```\n\nx\n````\n\n"
+    assert blocks(fenced + "after") == (fenced, "after"), "a fence ends at its own marker"
+
+
+async def test_each_block_is_drawn_again_as_markdown_in_its_place_once_complete():
     buffer = io.StringIO()
     printer = Printer(terminal(buffer))
     answer = AssistantItem("")
     printer(ItemAdded(answer))
     for piece in ("Use **bold** and ", "`code`:\n\n- one\n", "- two"):
         printer(Delta(answer.id, piece))
-    raw_end = len(buffer.getvalue())
-    assert "**bold**" in buffer.getvalue(), "streamed raw first"
+    streaming = buffer.getvalue()
+    assert streaming.startswith("Use **bold** and \r\x1b[J"), "raw, then its row erased"
+    assert "Use bold and code:" in streaming, "drawn as the next block begins"
+    assert streaming.endswith("Use bold and code:" + " " * 42 + "\n\n- one\n- two")
     answer.text, answer.streaming = ANSWER_MD, False
     printer(ItemUpdated(answer))
     printer(RunFinished("answered", ""))
-    after = buffer.getvalue()[raw_end:]
-    assert after.startswith("\n\x1b[4A\r\x1b[J"), "its 4 rows erased"
-    assert "Use bold and code:" in after and "• one" in after and "**" not in after
+    after = buffer.getvalue()[len(streaming) :]
+    assert after.startswith("\n\x1b[2A\r\x1b[J"), "the last block's 2 rows erased"
+    drawn = after.split("\x1b[J", 1)[1]
+    assert drawn.split("\n")[:2] == [" • one" + " " * 54, " • two" + " " * 54]
 
 
-async def test_an_answer_taller_than_the_screen_or_plain_is_left_as_streamed():
-    for text, height in ((ANSWER_MD, 5), ("Just words, nothing to render.", 40)):
-        buffer = io.StringIO()
-        printer = Printer(terminal(buffer, height))
-        answer = AssistantItem("")
-        printer(ItemAdded(answer))
-        printer(Delta(answer.id, text))
-        answer.text, answer.streaming = text, False
-        printer(ItemUpdated(answer))
-        assert "\x1b[J" not in buffer.getvalue() and text in buffer.getvalue()
+async def test_a_tall_answer_is_drawn_block_by_block_and_a_block_taller_than_the_screen_not():
+    long_list = "\n".join(f"- item {n}" for n in range(8))
+    parts = [f"Part **{n}** of many." for n in range(12)]
+    buffer = io.StringIO()
+    stream(Printer(terminal(buffer, height=6)), "\n\n".join([*parts, long_list, "The **end**."]))
+    shown = buffer.getvalue()
+    for n in range(12):
+        assert f"\x1b[JPart {n} of many." in shown, f"block {n} drawn, scrolled off or not"
+    assert long_list in shown and "• item" not in shown, "too tall to erase: left as streamed"
+    assert shown.rstrip().endswith("The end."), "the last block is drawn too"
+    assert shown.count("\x1b[J") == 13
+
+
+async def test_plain_text_is_left_as_streamed():
+    buffer = io.StringIO()
+    text = "Just words.\n\nNothing to render."
+    stream(Printer(terminal(buffer)), text)
+    assert "\x1b[J" not in buffer.getvalue() and text in buffer.getvalue()
 
 
 async def test_nothing_is_erased_once_something_was_printed_after_the_answer():
@@ -99,10 +135,12 @@ async def test_nothing_is_erased_once_something_was_printed_after_the_answer():
     answer = AssistantItem("")
     printer(ItemAdded(answer))
     printer(Delta(answer.id, ANSWER_MD))
+    raw_end = len(buffer.getvalue())
     printer(ItemUpdated(ToolItem("read_file", "c1", title="Read a.py", state="running")))
     answer.text, answer.streaming = ANSWER_MD, False
     printer(ItemUpdated(answer))
-    assert "\x1b[J" not in buffer.getvalue()
+    assert buffer.getvalue()[:raw_end].endswith("- one\n- two"), "the last block, raw"
+    assert "\x1b[J" not in buffer.getvalue()[raw_end:]
 
 
 async def test_a_commands_output_tail_is_printed_under_its_line():
@@ -117,3 +155,21 @@ async def test_a_commands_output_tail_is_printed_under_its_line():
     at = next(i for i, line in enumerate(shown) if "Run pytest" in line and "✗" in line)
     tail = [line.strip() for line in shown[at + 1 :]]
     assert tail == ["test 17 ok", "test 18 ok", "test 19 ok", "test 20 ok", "[exit code: 1]"]
+
+
+def test_blocks_found_piece_by_piece_are_those_found_at_once():
+    texts = [
+        "Use **bold**:\n\n- one\n- two\n\n## Next\n\n  indented\n\nend",
+        "```py\nx = 1\n\ny = 2\n```\n\nafter\n\n~~~\n\n~~~~\n\nlast",
+        "a\n \nb\n\n\n\n    code\n\nc",
+    ]
+    for text in texts:
+        whole = block_end(text)
+        for cut in range(len(text) + 1):
+            ends = BlockEnds()
+            ends.feed(text[:cut])
+            assert ends.feed(text[cut:]) == whole, (text, cut)
+        ends = BlockEnds()
+        for char in text:
+            ends.feed(char)
+        assert ends.end == whole
