@@ -5,10 +5,12 @@ and fuzzy `@path` completion); a run's events are printed as they come, the
 answer raw as it streams, each block of it drawn again as Markdown in its place
 once complete (on a capable terminal, see `render.Printer`); the rest with Rich.
 While a run goes the prompt stays live below its output (`patch_stdout` prints
-above it): Enter steers (the run reads the message at its next round), Tab queues
-(a run of its own after this one; Tab still completes when a completion menu is
-open), Ctrl-C stops the run; what waits is shown on lines of the prompt above its
-input, and what a stop gives back unsent is the next prompt's text. Approval cards are the shared
+above it, whole lines only: the line being streamed is shown in the prompt until
+it is whole, as the prompt would draw over it): Enter steers (the run reads the
+message at its next round), Tab queues (a run of its own after this one; Tab
+still completes when a completion menu is open), Ctrl-C stops the run; what
+waits is shown on lines of the prompt above its input, and what a stop gives
+back unsent is the next prompt's text. Approval cards are the shared
 `InlineApprover`, fed one request at a time (see `_Approvals`); the live prompt
 steps aside while one is asked. A dumb terminal has no live prompt: what is typed
 during a run is read unechoed (`TypeAhead`) and is the next prompt's text.
@@ -417,6 +419,8 @@ class LineRepl:
             self._type_ahead.start()
         with patch_stdout(raw=True) if live else contextlib.nullcontext():
             if live:
+                # The live prompt shows the answer's partial line (it would draw over it).
+                self.printer.live = render.LivePrompt(self._redraw_prompt, self._prompt_rows)
                 self._typing = asyncio.ensure_future(self._type_while_running(run))
             try:
                 return (await run).reason.value
@@ -429,6 +433,7 @@ class LineRepl:
                 await self._end_typing()
                 self._end_type_ahead()
                 self.printer.end_line()
+                self.printer.live = None
                 self.approvals.deny_all()
         return ""
 
@@ -465,13 +470,17 @@ class LineRepl:
             draft, self._draft = self._draft, ""
             self.queueing, self._prompting = False, True
             try:
-                text = await self.prompt.prompt_async(
-                    self._live_prompt, default=draft, handle_sigint=False
+                text = await self.prompt.prompt_async(  # no rows kept free for a menu:
+                    self._live_prompt,  # the answer has them (a menu takes its own)
+                    default=draft,
+                    handle_sigint=False,
+                    reserve_space_for_menu=0,
                 )
             except (KeyboardInterrupt, EOFError):
                 continue
             finally:
                 self._prompting = False
+                self.prompt.app.erase_when_done = False
                 self.catch_sigint()
             if not text.strip():
                 continue  # the prompt stepped aside (its text is kept in `_draft`)
@@ -497,19 +506,34 @@ class LineRepl:
                 self.printer.print(render.notice(str(e), "warn"))
 
     def _live_prompt(self) -> StyleAndTextTuples:
-        """The prompt while a run goes: a line for each message waiting, then `running »`."""
+        """The prompt while a run goes: the answer's partial line (printed above once whole),
+        a line for each message waiting, then `running »`."""
         parts: StyleAndTextTuples = []
+        held, reasoning = self.printer.held
+        if held:  # a line longer than half the screen: its end (it is printed whole)
+            size = self.prompt.app.output.get_size()
+            shown = held[-max(1, size.columns * (size.rows // 2)) :]
+            parts.append(("italic" if reasoning else "", shown + "\n"))
         for message in self.interactive.session.pending.messages:
             first = message.text.strip().split("\n", 1)[0]
             shown = first if len(first) <= PENDING_SHOWN else first[: PENDING_SHOWN - 1] + "…"
             parts += [("bold", f"  {KIND_LABELS[message.kind]}: "), ("", shown + "\n")]
         return [*parts, ("bold", "running"), ("", " » ")]
 
+    def _prompt_rows(self) -> int:
+        """The rows the live prompt takes under the output: `running »` and what waits."""
+        return 1 + len(self.interactive.session.pending.messages)
+
+    def _redraw_prompt(self) -> None:
+        if self.prompt.app.is_running:
+            self.prompt.app.invalidate()
+
     def _step_aside(self) -> None:
         """End the live prompt, keeping what was typed in it for the next one."""
         app = self.prompt.app
         if app.is_running and app.future is not None and not app.future.done():
             self._draft = self.prompt.default_buffer.text
+            app.erase_when_done = True  # leaves no `running »` line behind in the output
             app.exit(result="")
 
     async def _until_no_prompt(self, done: Callable[[], bool]) -> None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
@@ -53,6 +54,14 @@ SHELL_TOOLS = ("exec_shell_command",)
 # Text worth drawing again as Markdown once streamed: headings, lists, code, emphasis, tables.
 MARKDOWN = re.compile(r"^\s{0,3}(#{1,6} |[-*+] |\d+[.)] |> |```|\|)|\*\*|__|`[^`\n]+`", re.M)
 ROWS_KEPT = 2  # rows under a raw block that may not be counted on (the prompt's line)
+
+
+@dataclass(frozen=True)
+class LivePrompt:
+    """A prompt that sits under the output while a run goes (the line REPL's)."""
+
+    redraw: Callable[[], None]  # the partial line it shows has changed
+    rows: Callable[[], int]  # the rows it takes under the output, besides that line
 
 
 def tool_line(item: ToolItem, width: int) -> Text:
@@ -198,6 +207,15 @@ class Printer:
         # The answer being streamed, with nothing printed after it yet: on a capable
         # terminal each of its blocks is drawn again as Markdown once it is complete.
         self._answer: _Streamed | None = None
+        # Set while a live prompt sits under the output: a line is written once whole (the
+        # prompt draws over a partial one); the partial line is shown by the prompt.
+        self.live: LivePrompt | None = None
+        self._held = ""  # the partial line held back meanwhile
+
+    @property
+    def held(self) -> tuple[str, bool]:
+        """The partial line held back for the live prompt, and whether it is reasoning."""
+        return self._held, self._reasoning
 
     def __call__(self, event: Event) -> None:
         if type(event) is Delta:
@@ -272,10 +290,13 @@ class Printer:
         text, or scrolled past the top (it cannot be erased)."""
         if not MARKDOWN.search(block):
             return False
-        taken = rows(shown, self.console.width)
-        if taken >= self.console.height - ROWS_KEPT:
-            return False
+        below = ROWS_KEPT if self.live is None else self.live.rows() + 1
+        if rows(shown, self.console.width) + below > self.console.height:
+            return False  # its top has scrolled away: it cannot be erased
+        if self.live is not None:  # the partial line is the prompt's, not on the screen
+            shown, self._held = shown[: shown.rfind("\n") + 1], ""
         if shown:
+            taken = rows(shown, self.console.width)
             up = taken if shown.endswith("\n") else taken - 1  # the cursor is on the last row
             self.console.file.write((f"\x1b[{up}A" if up else "") + "\r\x1b[J")
         self.console.print(markdown_block(self.console, block), end="")
@@ -287,9 +308,14 @@ class Printer:
 
     def end_line(self) -> None:
         """Finish a streamed line, so what follows starts on its own; flush now."""
-        if not self._at_line_start:
+        if self._held:
+            self._write_lines(self._held + "\n", self._reasoning)
+            self._held = ""
+            if self.live is not None:
+                self.live.redraw()
+        elif not self._at_line_start:
             self.console.file.write("\n")
-            self._at_line_start = True
+        self._at_line_start = True
         self._reasoning = False
         self._running_line = None
         self._flush()
@@ -297,16 +323,26 @@ class Printer:
     def _write(self, text: str, reasoning: bool = False) -> None:
         if self._reasoning != reasoning:
             self.end_line()
-        if reasoning:
-            self.console.print(Text(text, style="dim italic"), end="", soft_wrap=True)
-        else:
-            self.console.file.write(text)
-            if not self._flush_pending:  # once per event-loop turn, not once per token
-                self._flush_pending = True
-                asyncio.get_running_loop().call_soon(self._flush)
         self._reasoning = reasoning
         self._running_line = None
+        if self.live is not None:
+            whole, newline, self._held = (self._held + text).rpartition("\n")
+            if newline:
+                self._write_lines(whole + newline, reasoning)
+            self._at_line_start = not self._held
+            self.live.redraw()
+            return
+        self._write_lines(text, reasoning)
         self._at_line_start = text.endswith("\n")
+
+    def _write_lines(self, text: str, reasoning: bool) -> None:
+        if reasoning:
+            self.console.print(Text(text, style="dim italic"), end="", soft_wrap=True)
+            return
+        self.console.file.write(text)
+        if not self._flush_pending:  # once per event-loop turn, not once per token
+            self._flush_pending = True
+            asyncio.get_running_loop().call_soon(self._flush)
 
     def _flush(self) -> None:
         self._flush_pending = False

@@ -173,3 +173,27 @@ def test_blocks_found_piece_by_piece_are_those_found_at_once():
         for char in text:
             ends.feed(char)
         assert ends.end == whole
+
+
+async def test_under_a_live_prompt_only_whole_lines_are_written_and_the_rest_is_shown_by_it():
+    # The prompt draws over a partial line (prompt-toolkit's patch_stdout), so it shows it.
+    from agent_cli.frontends.render import LivePrompt
+
+    buffer = io.StringIO()
+    printer = Printer(terminal(buffer, height=12))
+    redrawn: list[str] = []
+    printer.live = LivePrompt(lambda: redrawn.append(printer.held[0]), lambda: 1)
+    answer = AssistantItem("")
+    printer(ItemAdded(answer))
+    for piece in ("Use **bo", "ld** here", ":\n\n- one", "\n- two"):
+        printer(Delta(answer.id, piece))
+    assert redrawn[:2] == ["Use **bo", "Use **bold** here"]
+    assert buffer.getvalue().startswith("Use bold here:"), "drawn; nothing raw to erase"
+    assert buffer.getvalue().endswith("\n\n- one\n"), "the whole lines, the last one held"
+    assert printer.held == ("- two", False)
+    answer.text, answer.streaming = "Use **bold** here:\n\n- one\n- two", False
+    printer(ItemUpdated(answer))
+    assert printer.held == ("", False) and redrawn[-1] == ""
+    assert buffer.getvalue().endswith(
+        "\n\n- one\n- two\n\x1b[2A\r\x1b[J • one" + " " * 54 + "\n • two" + " " * 54 + "\n"
+    )
