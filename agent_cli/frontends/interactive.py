@@ -315,9 +315,12 @@ class Interactive:
             "`/rewind`."
             "\n\nWhile a run goes, the input stays live: Enter steers (the run reads the message "
             "at its next round), Tab queues it (sent when the run ends; Tab still completes when "
-            "a completion menu is open); what waits is shown above the input. In the TUI, Up in "
-            "an empty input takes the last waiting message back to edit and Esc drops it. A stop "
-            "puts what waited back in the input."
+            "a completion menu is open); what waits is shown above the input. In the TUI, Esc "
+            "stops the run as Ctrl+C does, wherever the focus is (on an approval card it is the "
+            "card's no); in an empty input, Up takes the last waiting message back to edit and "
+            "Esc drops it first. A stop puts what waited back in the input. On a dumb terminal "
+            "(`--plain`, TERM=dumb) what you type during a run is not echoed: it is the next "
+            "prompt's text."
         )
         extra = self.session.agent_commands
         if extra:

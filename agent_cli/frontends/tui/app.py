@@ -673,20 +673,17 @@ class AgentApp(App[int]):
         """Typing always reaches the input: a printable key pressed with a card, the
         reasoning or the transcript focused (after a click) goes to the input, and the
         input takes the focus back. Keys the focused widget binds (Enter, `c`) stay its own.
-        Escape there stops a run, as in the input (a card open on its own screen keeps it)."""
+        Escape stops a run there, and in an input with text in it (an empty input has its
+        own Escape; a card open on its own screen keeps its Escape)."""
         prompt = self.composer.input
-        if (
-            self.screen is not self.screen_stack[0]
-            or self.focused is prompt
-            or event.key in self.screen.active_bindings
-        ):
+        if self.screen is not self.screen_stack[0] or event.key in self.screen.active_bindings:
             return
         if event.key == "escape":
-            if self.session.running:  # stop at once: what waits goes back to the input
-                event.stop()
+            if self.session.running and (self.focused is not prompt or prompt.text):
+                event.stop()  # stop at once: what waits goes back to the input
                 self._stop_run()
             return
-        if not event.is_printable or event.character is None:
+        if self.focused is prompt or not event.is_printable or event.character is None:
             return
         event.stop()
         prompt.focus()

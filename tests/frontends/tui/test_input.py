@@ -77,6 +77,7 @@ async def test_help_tells_the_new_line_keys_truthfully(app: AgentApp):
         assert "Ctrl+J, or \\ then Enter, adds a line" in shown
         assert "Esc then Enter" not in shown, "Esc then Enter sends in the TUI"
         assert "PageUp/PageDown" in shown and "Shift+Tab" in shown
+        assert "Esc stops the run as Ctrl+C does, wherever the focus is" in shown
 
 
 async def test_a_long_paste_is_collapsed_sent_whole_and_folded_in_the_transcript(
@@ -156,6 +157,26 @@ async def test_escape_with_a_card_focused_stops_the_run(
             await settle(pilot, app)
             assert recorder.finished() == ["answered", "stopped"]
             assert len(fake.requests) == 3, "nothing more was asked of the model"
+    finally:
+        gate.set()
+
+
+async def test_escape_in_an_input_with_text_stops_the_run_and_keeps_the_text(
+    app: AgentApp, fake: FakeOpenAI
+):
+    gate = threading.Event()
+    fake.add(held(text("Working on it, slowly."), gate))
+    recorder = Events()
+    app.session.events.subscribe(recorder)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await send(pilot, app, "start")
+            await until(pilot, lambda: len(fake.requests) == 1 and app.session.running)
+            await pilot.press(*"half typed")
+            await pilot.press("escape")
+            await settle(pilot, app)
+            assert recorder.finished() == ["stopped"]
+            assert app.composer.input.text == "half typed"
     finally:
         gate.set()
 
