@@ -11,10 +11,10 @@ No Textual here: this is plain text work, tested on its own.
 
 from __future__ import annotations
 
-import re
+from itertools import pairwise
 from typing import NamedTuple
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+from agent_cli.frontends.markdown_blocks import BlockEnds
 
 
 class Split(NamedTuple):
@@ -23,34 +23,17 @@ class Split(NamedTuple):
 
 
 def split_blocks(text: str) -> Split:
-    """The finished blocks at the start of `text`, and what follows them.
+    """The finished blocks at the start of `text`, and what follows them (the rule is
+    `markdown_blocks.BlockEnds`', which `--plain` draws by too).
 
     `text` must start at a block boundary (the start of an answer, or a tail
     returned earlier), so a fence opened before it cannot be open here.
     """
-    blocks: list[str] = []
-    start = 0  # where the current block begins
-    fence = ""  # the opening fence marker while inside a fenced code block
-    blank = False  # the previous line was blank (outside a fence)
-    position = 0
-    length = len(text)
-    while position < length:
-        end = text.find("\n", position)
-        if end < 0:
-            line, complete = text[position:], False
-        else:
-            line, complete = text[position:end], True
-        if not fence and blank and line and not line[0].isspace() and position > start:
-            block = text[start:position].strip("\n")
-            if block:
-                blocks.append(block)
-            start = position
-        if not complete:
-            break
-        fence = _fence_after(line, fence)
-        blank = not fence and not line.strip()
-        position = end + 1
-    return Split(blocks, text[start:])
+    ends = BlockEnds()
+    ends.feed(text)
+    cuts = [0, *ends.starts]
+    blocks = [text[a:b].strip("\n") for a, b in pairwise(cuts)]
+    return Split([block for block in blocks if block], text[cuts[-1] :])
 
 
 def finish_blocks(tail: str) -> list[str]:
@@ -58,17 +41,3 @@ def finish_blocks(tail: str) -> list[str]:
     split = split_blocks(tail)
     last = split.tail.strip("\n")
     return [*split.blocks, last] if last.strip() else split.blocks
-
-
-def _fence_after(line: str, fence: str) -> str:
-    """The open fence after `line`: opened, closed, or unchanged."""
-    match = _FENCE.match(line)
-    if match is None:
-        return fence
-    marker = match.group(1)
-    if not fence:
-        return marker
-    closes = marker[0] == fence[0] and len(marker) >= len(fence)
-    if closes and not line[match.end() :].strip():
-        return ""
-    return fence

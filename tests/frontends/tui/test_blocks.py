@@ -51,3 +51,13 @@ def test_any_cut_of_the_stream_gives_the_same_blocks():
             tail = split.tail
             position += step
         assert blocks + finish_blocks(tail) == whole
+
+
+def test_a_fence_is_closed_only_by_a_run_indented_three_spaces_at_most_with_nothing_after():
+    """CommonMark's rule, shared with `--plain` (markdown_blocks.BlockEnds): inside the
+    fence, `    ````, `` ``` x`` and `` ``` ``` `` are code, so no block ends after them."""
+    for inside in ("    ```", "``` x", "``` ```"):
+        text = f"```py\n{inside}\n\nstill code\n"
+        assert split_blocks(text) == ([], text), inside
+    closed = "```py\ncode\n   ```\n\nAfter"
+    assert split_blocks(closed) == (["```py\ncode\n   ```"], "After")
