@@ -107,7 +107,7 @@ Entry = tuple[str, os.DirEntry[str], bool]
 _BY_NAME = operator.attrgetter("name")
 
 
-def _entries(folder: str, ordered: bool) -> list[os.DirEntry[str]]:
+def _entries(folder: int, ordered: bool) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(folder) as it:
             return sorted(it, key=_BY_NAME) if ordered else list(it)
@@ -122,8 +122,11 @@ def _is_dir(entry: os.DirEntry[str], follow: bool) -> bool:
         return False
 
 
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
 def walk(
-    top: str,
+    top: str | int,
     max_depth: int | None = None,
     pruned: Callable[[str, str], bool] | None = None,
     ordered: bool = True,
@@ -131,24 +134,58 @@ def walk(
     """Every entry under `top`, depth first (in name order if `ordered`); folders in
     SKIPPED_DIRS, links, and those `pruned(relative, name)` refuses are yielded but
     not entered."""
-    stack = [(iter(_entries(top, ordered)), "", 1)]
-    while stack:
-        entries, parent, depth = stack[-1]
-        entry = next(entries, None)
-        if entry is None:
-            stack.pop()
-            continue
-        relative = f"{parent}/{entry.name}" if parent else entry.name
-        real_dir = _is_dir(entry, follow=False)
-        is_dir = real_dir or (entry.is_symlink() and _is_dir(entry, follow=True))
+    for relative, entry, is_dir, _folder in walk_at(top, max_depth, pruned, ordered):
         yield relative, entry, is_dir
-        if (
-            real_dir
-            and entry.name not in SKIPPED_DIRS
-            and (max_depth is None or depth < max_depth)
-            and not (pruned and pruned(relative, entry.name))
-        ):
-            stack.append((iter(_entries(entry.path, ordered)), relative, depth + 1))
+
+
+def walk_at(
+    top: str | int,
+    max_depth: int | None = None,
+    pruned: Callable[[str, str], bool] | None = None,
+    ordered: bool = True,
+) -> Iterator[tuple[str, os.DirEntry[str], bool, int]]:
+    """`walk`, each entry with a descriptor of its folder (open until the walk moves on),
+    to open it by (`dir_fd=`). `top` is a folder's path or descriptor (not closed here).
+
+    Folders are entered by descriptor, one name at a time without following a link: one
+    swapped for a link after it was listed (a process racing the walk) is not entered,
+    so nothing outside is listed or read through it (tools/workspace.py)."""
+    first = os.dup(top) if isinstance(top, int) else _open(top)
+    if first is None:
+        return
+    stack = [(iter(_entries(first, ordered)), "", 1, first)]
+    try:
+        while stack:
+            entries, parent, depth, folder = stack[-1]
+            entry = next(entries, None)
+            if entry is None:
+                stack.pop()
+                os.close(folder)
+                continue
+            relative = f"{parent}/{entry.name}" if parent else entry.name
+            real_dir = _is_dir(entry, follow=False)
+            is_dir = real_dir or (entry.is_symlink() and _is_dir(entry, follow=True))
+            yield relative, entry, is_dir, folder
+            if (
+                real_dir
+                and entry.name not in SKIPPED_DIRS
+                and (max_depth is None or depth < max_depth)
+                and not (pruned and pruned(relative, entry.name))
+                and (inner := _open(entry.name, folder)) is not None
+            ):
+                stack.append((iter(_entries(inner, ordered)), relative, depth + 1, inner))
+    finally:
+        for *_, folder in stack:
+            os.close(folder)
+
+
+def _open(name: str, folder: int | None = None) -> int | None:
+    """A folder's descriptor (`name` in `folder`, never through a link); None if it cannot
+    be opened (gone, unreadable, or a link now)."""
+    try:
+        return os.open(name, _FOLDER, dir_fd=folder)
+    except OSError:
+        return None
 
 
 FileStats = dict[str, tuple[int, int]]  # workspace-relative path → (size, mtime in ns)
@@ -202,13 +239,20 @@ def _glob(
         return ToolResult("max_depth must be 1 or more (1: only the folder's own entries).", True)
     want, drop = GlobMatcher(include or "**"), GlobMatcher(exclude) if exclude else None
     pruned = (lambda rel, name: drop.matches(rel, name)) if drop else None
+    try:
+        top = ctx.workspace.open_folder(real)
+    except (OutsideWorkspace, OSError) as exc:
+        return ToolResult(f"{path} could not be listed: {exc}", is_error=True)
     names = []
-    for relative, entry, is_dir in walk(real, max_depth, pruned, ordered=False):
-        if kind != "all" and is_dir != (kind == "dir"):
-            continue
-        name = entry.name
-        if want.matches(relative, name) and not (drop and drop.matches(relative, name)):
-            names.append(relative + "/" if is_dir else relative)
+    try:
+        for relative, entry, is_dir in walk(top, max_depth, pruned, ordered=False):
+            if kind != "all" and is_dir != (kind == "dir"):
+                continue
+            name = entry.name
+            if want.matches(relative, name) and not (drop and drop.matches(relative, name)):
+                names.append(relative + "/" if is_dir else relative)
+    finally:
+        os.close(top)
     names.sort()
     shown = names[: max(1, min(limit, SEARCH_MAX_RESULTS))]
     where = f"under {path or '.'} matching {include or '**'}"
@@ -347,14 +391,14 @@ def _report(search: _Search, shown: str, data: AnyStr, found: list[tuple[int, in
             search.lines.append(_line(search, shown, n, mark, lines[n - 1]))
 
 
-def _read_small(full: str, search: _Search) -> bytes | None:
+def _read_small(name: str, folder: int, search: _Search) -> bytes | None:
     """The file's bytes, or None if it is not a regular file, unreadable or too big.
 
     Raw os calls (no file object) and one read sized by fstat: per-file
     overhead is what a search over thousands of small files spends its time on.
     """
     try:
-        fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW, dir_fd=folder)
     except OSError:
         return None
     try:
@@ -371,8 +415,9 @@ def _read_small(full: str, search: _Search) -> bytes | None:
         os.close(fd)
 
 
-def _scan_file(search: _Search, full: str, shown: str) -> None:
-    data = _read_small(full, search)
+def _scan_file(search: _Search, name: str, folder: int, shown: str) -> None:
+    """Search the file `name` of the folder open as `folder`."""
+    data = _read_small(name, folder, search)
     if data is None:
         return
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
@@ -409,22 +454,46 @@ def _grep(
     real, prefix = found
     want = GlobMatcher(include) if include else None
     drop = GlobMatcher(exclude) if exclude else None
-    if not os.path.isdir(real):  # one file
-        _scan_file(search, real, prefix.rstrip("/"))
+    if not os.path.isdir(real):  # one file, opened as read_file opens one
+        try:
+            folder = ctx.workspace.folder_of(real)
+        except (OutsideWorkspace, OSError) as exc:
+            return ToolResult(f"{path} could not be searched: {exc}", is_error=True)
+        try:
+            _scan_file(search, os.path.basename(real), folder, prefix.rstrip("/"))
+        finally:
+            os.close(folder)
     else:
+        try:
+            top = ctx.workspace.open_folder(real)
+        except (OutsideWorkspace, OSError) as exc:
+            return ToolResult(f"{path} could not be searched: {exc}", is_error=True)
         pruned = (lambda rel, name: drop.matches(rel, name)) if drop else None
-        for relative, entry, is_dir in walk(real, None, pruned):
-            if is_dir or not entry.is_file(follow_symlinks=False):
-                continue  # links are not followed (a file link could lead outside)
-            name = entry.name
-            if (want and not want.matches(relative, name)) or (
-                drop and drop.matches(relative, name)
-            ):
-                continue
-            _scan_file(search, entry.path, prefix + relative)
-            if search.more:
-                break
+        try:
+            _grep_walk(search, top, prefix, want, drop, pruned)
+        finally:
+            os.close(top)
     return ToolResult(_grep_text(search, path))
+
+
+def _grep_walk(
+    search: _Search,
+    top: int,
+    prefix: str,
+    want: GlobMatcher | None,
+    drop: GlobMatcher | None,
+    pruned: Callable[[str, str], bool] | None,
+) -> None:
+    """grep over the folder open as `top`, each file opened by its folder's descriptor."""
+    for relative, entry, is_dir, folder in walk_at(top, None, pruned):
+        if is_dir or not entry.is_file(follow_symlinks=False):
+            continue  # links are not followed (a file link could lead outside)
+        name = entry.name
+        if (want and not want.matches(relative, name)) or (drop and drop.matches(relative, name)):
+            continue
+        _scan_file(search, name, folder, prefix + relative)
+        if search.more:
+            break
 
 
 def _grep_text(search: _Search, path: str) -> str:

@@ -137,7 +137,15 @@ class Workspace:
         the root one name at a time without following a link, making missing folders when
         `create`. Create, read, replace and rename relative to it (`dir_fd=`): no later
         swap of a folder on the path can redirect them. The caller closes it."""
-        names = self._names(real)[:-1]
+        return self._folder(real, self._names(real)[:-1], create)
+
+    def open_folder(self, real: str | os.PathLike[str]) -> int:
+        """The folder `real` itself, opened as `folder_of` opens one (to list it by its
+        descriptor). The caller closes it."""
+        names = self._names(real)
+        return self._folder(real, names if names != ["."] else [], False)
+
+    def _folder(self, real: str | os.PathLike[str], names: list[str], create: bool) -> int:
         fd = os.open(self._root, _FOLDER)
         try:
             for name in names:

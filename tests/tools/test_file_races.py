@@ -116,3 +116,48 @@ def test_what_an_acp_agent_asks_to_read_or_edit_is_opened_the_same_way(places):
     swap(workspace, outside)
     with pytest.raises(OutsideWorkspace):
         read_text(space, real)
+
+
+def test_a_walk_does_not_enter_a_folder_swapped_for_a_link_after_it_was_listed(places):
+    """The walk is a generator: stopped right after it listed `sub` (a folder then), the
+    folder becomes a link to outside; what the walk then lists is not outside's."""
+    from agent_cli.tools.search import walk
+
+    workspace, outside = places
+    (outside / "planted.txt").write_text(SECRET)
+    entries = walk(str(workspace))
+    first, _entry, is_dir = next(entries)
+    assert (first, is_dir) == ("sub", True)
+    swap(workspace, outside)
+    rest = [relative for relative, _entry, _is_dir in entries]
+    assert "sub/planted.txt" not in rest and "sub/x.txt" not in rest, rest
+
+
+async def test_grep_raced_by_a_process_flipping_the_folder_never_finds_outside(places):
+    """As for read_file: grep_search over the workspace while a thread flips `sub` between
+    the folder and a link to outside finds the line inside, never the secret."""
+    from agent_cli.tools.search import grep_search
+
+    workspace, outside = places
+    ctx = ToolContext(Workspace(workspace))
+    done = threading.Event()
+
+    def flip() -> None:
+        real, link = workspace / "sub-real", workspace / "sub-link"
+        link.symlink_to(outside, target_is_directory=True)
+        while not done.is_set():
+            os.rename(workspace / "sub", real)
+            os.rename(link, workspace / "sub")
+            os.rename(workspace / "sub", link)
+            os.rename(real, workspace / "sub")
+
+    racer = threading.Thread(target=flip)
+    racer.start()
+    try:
+        args = {"pattern": "inside|secret", "path": "."}
+        answers = [await grep_search.run(ctx, args) for _ in range(1_000)]
+    finally:
+        done.set()
+        racer.join()
+    assert not [a.text for a in answers if SECRET in a.text]
+    assert any("inside" in a.text for a in answers)
