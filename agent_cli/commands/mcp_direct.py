@@ -191,8 +191,6 @@ def call_tool(target: str, tool: str, arguments: str, workspace: Path, accept: b
         raise UsageError("ARGS_JSON must be a JSON object, e.g. '{\"a\": 1}'.")
 
     async def ask() -> Any:
-        import anyio
-
         servers = _servers(config, workspace, accept, logins)
         try:
             listing, client = await servers.connect(config.name)
@@ -203,7 +201,7 @@ def call_tool(target: str, tool: str, arguments: str, workspace: Path, accept: b
                 )
             seconds = config.timeout_ms / 1000
             try:
-                with anyio.fail_after(seconds):
+                with servers.clock(config.name).deadline(seconds):  # not the browser's time
                     return await client.call_tool(tool, parsed)
             except TimeoutError:
                 raise ToolError(

@@ -50,6 +50,7 @@ from agent_cli.tools.base import (
 from agent_cli.tools.environment import EnvironmentPolicy
 from agent_cli.tools.mcp_breakers import breaker_for, cooling, refusal
 from agent_cli.tools.mcp_client import ClientAnswers, callbacks
+from agent_cli.tools.mcp_clock import PersonClock
 from agent_cli.tools.mcp_content import to_result
 from agent_cli.tools.mcp_forms import Elicit
 from agent_cli.tools.mcp_listings import (
@@ -365,6 +366,8 @@ class _Server:
         self.offers: frozenset[str] = frozenset()  # of "resources", "prompts": what it serves
         # Roots and forms (tools/mcp_client.py): McpServers shares one among its servers.
         self.answers = ClientAnswers(roots=(workspace,))
+        # Its requests' deadlines: they stand still while a login or a form waits on the person.
+        self.clock = PersonClock()
         self.started_once = False
         self.error = ""
         self.notices: list[str] = []
@@ -498,6 +501,9 @@ class _Server:
             hooks = self.hooks
             auth = hooks.auth(config) if hooks.auth is not None and config.url else None
             self._auth = auth
+            # Our login (mcp_auth): its time in the browser is the person's, not the server's.
+            if auth is not None and hasattr(auth, "person"):
+                auth.person = self.clock.person
             if config.url and config.sse:
                 from mcp.client.sse import sse_client
 
@@ -537,7 +543,7 @@ class _Server:
                 names = ", ".join(sorted(missing))
                 self.notices.append(f"MCP server {config.name!r}: {names} not set; used empty.")
             info = Implementation(name="agent", version=__version__)
-            options = callbacks(config.name, self.answers, self.changed.add)
+            options = callbacks(config.name, self.answers, self.changed.add, self.clock.person)
             if hooks.options is not None:  # the caller's own (`--accept-defaults`) go first
                 options.update(hooks.options(config))
             yield await stack.enter_async_context(
@@ -569,11 +575,9 @@ class _Server:
                 if not await self.start():
                     raise ToolError(f"The MCP server {name!r} could not be started: {self.error}.")
             client = self._client
-        import anyio
-
         seconds = self.config.timeout_ms / 1000
         try:
-            with anyio.fail_after(seconds):
+            with self.clock.deadline(seconds):
                 return await send(client)
         except TimeoutError:
             late = f"The MCP server {name!r} did not {what} within {seconds:g} s."
@@ -667,7 +671,6 @@ class _Server:
                 )
                 return ToolResult(text, is_error=True), "ok"
             client = self._client
-        import anyio
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED
 
@@ -676,7 +679,7 @@ class _Server:
         log.debug("MCP call %s.%s (idempotency key %s)", name, tool, key or "none")
         progress = _progress(caller.progress)
         try:
-            with anyio.fail_after(seconds), self.answers.asking(caller.ask):
+            with self.clock.deadline(seconds), self.answers.asking(caller.ask):
                 answer = await client.call_tool(
                     tool, arguments, progress_callback=progress, meta=meta
                 )
@@ -706,7 +709,19 @@ class _Server:
             log.debug("MCP call %s.%s failed", name, tool, exc_info=True)
             self._broken = True
             text = f"The call to the MCP server {name!r} failed: {_reason(e)}."
+        except BaseException:  # stopped
+            if getattr(self._auth, "awaiting_person", False):
+                self._drop()  # during a login: the login ends here, and its call with it
+            raise
         return ToolResult(text, is_error=True), "lost"
+
+    def _drop(self) -> None:
+        """End the connection now, whatever it was doing (a login waiting on the browser, the
+        requests queued behind it): nothing sent meanwhile reaches the server. The next call
+        starts it again."""
+        self._broken = True
+        if self._scope is not None:
+            self._scope.cancel()
 
     async def close(self) -> None:
         """End the connection and the server's process group; one still starting is killed."""
@@ -968,6 +983,12 @@ class McpServers:
         if not server.alive and not await server.start():
             raise ToolError(f"The MCP server {name!r} could not be started: {server.error}.")
         return list(server.listing), server.client
+
+    def clock(self, name: str) -> PersonClock:
+        """The deadlines of server `name`'s requests, for a call made on its client directly
+        (`agent mcp call`): they stand still while its login or a form waits on the person."""
+        server = next((s for s in self._servers if s.config.name == name), None)
+        return server.clock if server is not None else PersonClock()
 
     async def aclose(self) -> None:
         """End every server and whatever its process group left running."""

@@ -304,7 +304,8 @@ def oauth(config: ServerConfig, env: Mapping[str, str], present: Present) -> Any
     """The `httpx2.Auth` of one HTTP server: logs in when it answers 401 (or 403 for more scope).
 
     `awaiting_person` is true while the person is at the authorization page, so a
-    server's start timeout does not run out on them; `failure` says why a login failed.
+    server's start timeout does not run out on them, and `person()` is open meanwhile (the
+    server sets it: its call deadlines stand still); `failure` says why a login failed.
     """
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
@@ -318,14 +319,22 @@ def oauth(config: ServerConfig, env: Mapping[str, str], present: Present) -> Any
     class Login(OAuthClientProvider):
         awaiting_person = False
         failure = ""  # why the last login failed: the transport only says its connection closed
+        person: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
+
+    waiting = contextlib.ExitStack()  # the person's time: from the redirect to the answer
+
+    def done() -> None:
+        provider.awaiting_person = False
+        waiting.close()
 
     async def redirect(url: str) -> None:
         provider.awaiting_person, provider.failure = True, ""
+        waiting.enter_context(provider.person())
         try:
             await loopback.start(parse_qs(urlsplit(url).query).get("state", [""])[0])
             await present(config.name, url)
         except BaseException as e:
-            provider.awaiting_person = False
+            done()
             provider.failure = str(e) if isinstance(e, McpLoginError) else ""
             await loopback.close()
             raise
@@ -337,7 +346,7 @@ def oauth(config: ServerConfig, env: Mapping[str, str], present: Present) -> Any
             provider.failure = str(e)
             raise
         finally:
-            provider.awaiting_person = False
+            done()
 
     def answered(query: dict[str, str]) -> Any:
         if "error" in query:

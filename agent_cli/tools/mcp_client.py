@@ -13,8 +13,10 @@ The SDK is imported only inside these functions (it is loaded lazily, SPEC §9).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,8 +75,14 @@ class _Asking:
             self._askers.remove(self._ask)
 
 
-def callbacks(name: str, answers: ClientAnswers, changed: Changed) -> dict[str, Any]:
-    """The `mcp.client.Client` keyword arguments that answer server `name`."""
+def callbacks(
+    name: str,
+    answers: ClientAnswers,
+    changed: Changed,
+    person: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
+) -> dict[str, Any]:
+    """The `mcp.client.Client` keyword arguments that answer server `name`; `person()` is
+    open while a form waits on the person (the server's call deadlines stand still)."""
     import mcp_types as types
     from pydantic import FileUrl
 
@@ -87,7 +95,8 @@ def callbacks(name: str, answers: ClientAnswers, changed: Changed) -> dict[str, 
 
     async def elicit(_context: Any, params: Any) -> Any:
         try:
-            answer = await answers.answer(name, params)
+            with person():
+                answer = await answers.answer(name, params)
         except Exception:  # a front end that failed to ask: the server hears a decline
             log.debug("asking for MCP server %s's form failed", name, exc_info=True)
             answer = DECLINE

@@ -5,7 +5,11 @@ server out, a yes opens `$BROWSER`; and the token store and loopback listener th
 from __future__ import annotations
 
 import asyncio
+import os
 import stat
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -13,10 +17,12 @@ import pytest
 from agent_cli import mcp_config
 from agent_cli.commands.trust import trust_question
 from agent_cli.errors import McpLoginError
+from agent_cli.tools.base import ToolContext
 from agent_cli.tools.mcp import OAuthSettings, ServerConfig
 from agent_cli.tools.mcp_auth import Loopback, TokenStore, free_port, store_file
 from agent_cli.wiring import McpTools
-from tests.support.oauth import browser_env, guarded_server, visits
+from tests.support.oauth import Guarded, browser_env, guarded_server, visits
+from tests.support.waiting import eventually, within
 
 
 @pytest.fixture
@@ -126,3 +132,117 @@ def test_the_trust_question_names_the_variables_a_url_server_is_sent(tmp_path: P
     question = trust_question(tmp_path / ".agent" / "mcp.json", [entry])
     sent = "(sent with your $WEB_TOKEN, $TEAM, $AWS_SECRET_ACCESS_KEY)"
     assert f"  web: https://mcp.example/mcp {sent}" in question
+
+
+# ------------------------------------------------------------------ a login mid-call
+
+
+def movable_clock(monkeypatch: pytest.MonkeyPatch) -> Callable[[float], None]:
+    """The running loop's clock (asyncio's and anyio's deadlines), moved forward on demand:
+    a test passes a deadline at once instead of waiting for it."""
+    loop = asyncio.get_running_loop()
+    real, offset = loop.time, [0.0]
+    monkeypatch.setattr(loop, "time", lambda: real() + offset[0])
+
+    def forward(seconds: float) -> None:
+        offset[0] += seconds
+
+    return forward
+
+
+@contextmanager
+def held_browser(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
+    """From now on `$BROWSER` waits at the page (writing "held" to its visits) until the test
+    says `release("go")` (the person logs in) or anything else (they close the page)."""
+    hold = folder / "hold"
+    os.mkfifo(hold)
+    monkeypatch.setenv("BROWSER_HOLD", str(hold))
+
+    def release(word: str) -> None:
+        fd = os.open(hold, os.O_WRONLY | os.O_NONBLOCK)  # the browser has it open: no wait
+        os.write(fd, f"{word}\n".encode())
+        os.close(fd)
+
+    try:
+        yield release
+    finally:
+        monkeypatch.delenv("BROWSER_HOLD")
+        with suppress(OSError):  # OSError: nobody is holding
+            release("no")  # a failed test leaves no browser waiting (nor the thread it runs in)
+
+
+def revoke_all(server: Guarded) -> None:
+    """The user revokes the app's access: every token the server issued stops working."""
+    address = server.url.removesuffix("/mcp") + "/test/revoke"
+    with urllib.request.urlopen(urllib.request.Request(address, method="POST"), timeout=30):
+        pass
+
+
+async def session_with_a_call(workspace: Path, server: Guarded, timeout_ms: int) -> McpTools:
+    """A session's tools, logged in (the person said yes at once) and one call made."""
+    mcp_config.add_server("guarded", {"url": server.url, "timeout_ms": timeout_ms})
+
+    async def ask(_file: Path, _items: list) -> bool:
+        return True
+
+    session_tools = McpTools(workspace, ask)
+    tools, notices = await within(session_tools.tools())
+    assert notices == []
+    hello = {t.name: t for t in tools}["guarded_hello"]
+    assert (await within(hello.run(ToolContext(None), {"name": "a"}))).text == "hello, a"
+    return session_tools
+
+
+async def test_a_401_mid_session_logs_in_again_and_the_call_timeout_waits_for_the_person(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    for name, value in browser_env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    forward = movable_clock(monkeypatch)
+    with guarded_server(tmp_path) as server:
+        session_tools = await session_with_a_call(workspace, server, timeout_ms=5000)
+        try:
+            tools, _ = await session_tools.tools()
+            hello = {t.name: t for t in tools}["guarded_hello"]
+            await asyncio.to_thread(revoke_all, server)
+            with held_browser(tmp_path, monkeypatch) as release:
+                call = asyncio.ensure_future(hello.run(ToolContext(None), {"name": "b"}))
+                await eventually(lambda: "held" in visits(tmp_path), "the login's browser page")
+                forward(60)  # the person takes a minute: far past the call's 5 s
+                await asyncio.sleep(0)  # one turn of the loop: a deadline due now would fire
+                assert not call.done()
+                release("go")
+                result = await within(call)
+        finally:
+            await session_tools.aclose()
+    assert (result.text, result.is_error) == ("hello, b", False)
+    assert [g["grant"] for g in server.grants()] == ["authorization_code"] * 2
+
+
+async def test_a_stop_during_a_mid_call_login_ends_the_login_and_the_next_call_logs_in(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    for name, value in browser_env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    with guarded_server(tmp_path) as server:
+        session_tools = await session_with_a_call(workspace, server, timeout_ms=30_000)
+        try:
+            tools, _ = await session_tools.tools()
+            hello = {t.name: t for t in tools}["guarded_hello"]
+            await asyncio.to_thread(revoke_all, server)
+            with held_browser(tmp_path, monkeypatch) as release:
+                call = asyncio.ensure_future(hello.run(ToolContext(None), {"name": "b"}))
+                await eventually(lambda: "held" in visits(tmp_path), "the login's browser page")
+                call.cancel()  # the person pressed stop
+                with pytest.raises(asyncio.CancelledError):
+                    await within(call)
+                release("go")  # the page, finished late, finds no login waiting for it
+                await eventually(lambda: len(visits(tmp_path)) >= 4, "the late page's visits")
+            bearers = len(server.bearers())
+            again = await within(hello.run(ToolContext(None), {"name": "c"}))
+        finally:
+            await session_tools.aclose()
+    assert (again.text, again.is_error) == ("hello, c", False)
+    # The late answer was never exchanged; the next call's own login was.
+    assert [g["grant"] for g in server.grants()] == ["authorization_code"] * 2
+    assert bearers > 0

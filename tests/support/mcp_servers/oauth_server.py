@@ -9,6 +9,9 @@ without a valid token. Tokens carry the scope `read`; the tool `admin` needs `ad
 too, and a call to it with less is answered 403 `insufficient_scope` (a step-up).
 Access tokens live `--token-seconds` (default an hour), so a test can see a refresh.
 
+`POST /test/revoke` drops every token it issued (access and refresh): the next MCP
+request is answered 401 and only a new login gets in, as when a user revokes access.
+
 Every token request is a JSON line in `--log` (its grant type, scopes, resource), and
 so is every MCP request's bearer token ("bearer"), for the tests to read.
 """
@@ -98,6 +101,10 @@ def provider(log: str, lifetime: int):
         async def revoke_token(self, token):
             self.access.pop(token.token, None)
 
+        def revoke_all(self) -> None:
+            self.access.clear()
+            self.refresh.clear()
+
         def issue(self, client_id, scopes, resource):
             access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
             until = int(time.time()) + lifetime
@@ -176,9 +183,10 @@ def serve(port: int, log: str, lifetime: int) -> None:
     from mcp.server.mcpserver import MCPServer
 
     base = f"http://127.0.0.1:{port}"
+    issuer = provider(log, lifetime)
     server = MCPServer(
         "guarded",
-        auth_server_provider=provider(log, lifetime),
+        auth_server_provider=issuer,
         auth=AuthSettings(
             issuer_url=base,
             resource_server_url=f"{base}/mcp",
@@ -201,6 +209,13 @@ def serve(port: int, log: str, lifetime: int) -> None:
         return "admin done"
 
     from starlette.middleware import Middleware
+    from starlette.responses import Response
+
+    @server.custom_route("/test/revoke", methods=["POST"])
+    async def revoke(_request):
+        issuer.revoke_all()
+        note(log, revoked=True)
+        return Response(status_code=204)
 
     app = server.streamable_http_app()
     # Innermost: the step-up check runs after authentication (it reads the token's scopes).
