@@ -2,7 +2,8 @@
 
 The form's message and where it comes from are drawn with Rich on stderr; each
 field is then asked with prompt-toolkit, its default already typed in (Enter
-keeps it). A value that does not fit the field is said and asked again. Last:
+keeps it); several choices are typed with commas between them (titles or
+numbers). A value that does not fit the field is said and asked again. Last:
 accept (send the values), decline, or cancel; Ctrl-C or Ctrl-D cancels.
 """
 
@@ -56,6 +57,8 @@ async def _field(field: FormField) -> Value | None:
     """One field's value: typed, or its default kept; asked again until it fits."""
     about = f" — {field.description}" if field.description else ""
     choices = f" ({' / '.join(field.labels or field.options)})" if field.options else ""
+    if field.kind == "choices":  # several: typed with commas between them
+        choices = f" ({_how_many(field)}, with commas: {' / '.join(field.labels or field.options)})"
     if field.kind == "boolean":
         choices = " (yes / no)"
     mark = " *" if field.required else ""
@@ -65,6 +68,15 @@ async def _field(field: FormField) -> Value | None:
             return field.parse(typed)
         except ValueError as exc:
             print(f"{exc}.", file=sys.stderr)
+
+
+def _how_many(field: FormField) -> str:
+    least, most = field.min_items, field.max_items
+    if most is None:
+        return f"at least {least}" if least else "any of"
+    if least == most:
+        return f"exactly {least}"
+    return f"{least} to {most}" if least else f"up to {most}"
 
 
 def _show(server: str, message: str) -> None:

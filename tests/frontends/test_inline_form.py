@@ -23,8 +23,8 @@ SCHEMA = {
 }
 
 
-async def answered(typed: str) -> ElicitAnswer:
-    request = ElicitationRequest(form_of("people", "Who are you?", SCHEMA))
+async def answered(typed: str, schema: dict = SCHEMA) -> ElicitAnswer:
+    request = ElicitationRequest(form_of("people", "Who are you?", schema))
     with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
         keys.send_text(typed)
         return await asyncio.wait_for(ask_form(request), 10)
@@ -49,3 +49,18 @@ async def test_decline_and_cancel():
     assert await answered("\r\r\rd\r") == ElicitAnswer("decline")
     assert await answered("\r\r\rc\r") == ElicitAnswer("cancel")
     assert await answered("\x03") == ElicitAnswer("cancel")  # Ctrl-C
+
+
+async def test_several_choices_are_typed_with_commas_and_too_many_are_asked_again(capfd):
+    from tests.support.mcp_servers.server import PIZZA
+
+    # toppings: "cheese" is typed in; three are refused, then two; size: Large kept;
+    # sides: a title and a number
+    erase = "\x08" * len("cheese")
+    typed = f"{erase}1, 2, 3\r{erase}ham, Olives\r\rGreen salad, 1\ra\r"
+    answer = await answered(typed, PIZZA)
+    assert answer == ElicitAnswer(
+        "accept", {"toppings": ["ham", "olives"], "size": "l", "sides": ["salad", "fries"]}
+    )
+    told = capfd.readouterr().err
+    assert "Toppings: choose 1 to 2 (of cheese, ham, olives)." in told

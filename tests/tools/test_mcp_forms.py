@@ -75,3 +75,42 @@ def test_a_value_that_does_not_fit_says_what_would(name: str, typed: str, said: 
     field = {f.name: f for f in form_of("s", "", SCHEMA).fields}[name]
     with pytest.raises(ValueError, match=said):
         field.parse(typed)
+
+
+def test_several_choices_titled_or_not_and_a_titled_choice_come_from_the_spec_schemas():
+    from tests.support.mcp_servers.server import PIZZA
+
+    toppings, size, sides = form_of("p", "Which pizza?", PIZZA).fields
+    assert (toppings.kind, toppings.options, toppings.labels) == (
+        "choices", ("cheese", "ham", "olives"), ()
+    )  # fmt: skip
+    assert (toppings.min_items, toppings.max_items, toppings.default) == (1, 2, ["cheese"])
+    assert toppings.required and not sides.required
+    assert (size.kind, size.options, size.labels, size.default) == (
+        "choice", ("s", "l"), ("Small", "Large"), "l"
+    )  # fmt: skip
+    assert (sides.kind, sides.labels, sides.max_items) == (
+        "choices", ("French fries", "Green salad"), None
+    )  # fmt: skip
+    assert (
+        size.shown("l") == "Large"
+        and sides.shown(["fries", "salad"]) == "French fries, Green salad"
+    )
+    legacy = form_of("p", "", {"properties": {"c": {"enum": ["a", "b"], "enumNames": ["A", "B"]}}})
+    assert legacy.fields[0].labels == ("A", "B")
+
+
+def test_several_choices_are_typed_with_commas_and_their_count_is_checked():
+    from tests.support.mcp_servers.server import PIZZA
+
+    toppings, _, sides = form_of("p", "", PIZZA).fields
+    assert toppings.parse("Ham, 3") == ["ham", "olives"]  # a value or a number
+    assert sides.parse("green salad,french fries, salad") == ["salad", "fries"]  # titles, once
+    with pytest.raises(ValueError, match=r"Toppings: choose 1 to 2 \(of cheese, ham, olives\)"):
+        toppings.parse("cheese, ham, olives")
+    with pytest.raises(ValueError, match="Sides: one of French fries, Green salad"):
+        sides.parse("fries, chips")
+    assert toppings.parse(" ") is None  # nothing: a required field is still wanted
+    spec = {**PIZZA["properties"]["toppings"], "default": ["ham", "cheese", "olives", "no"]}
+    many = form_of("p", "", {"properties": {"x": spec}})
+    assert many.fields[0].default == ["ham", "cheese"]  # known options, as many as fit

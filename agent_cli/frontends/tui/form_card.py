@@ -1,7 +1,8 @@
 """An MCP server's form (elicitation) as a card: one input per field, defaults filled in.
 
 The server and its message head the card; each field is an input (a switch for
-yes/no, a choice for an enum) already holding the schema's default. Ctrl+S or
+yes/no, a choice for an enum, a list of checkboxes for several choices) already
+holding the schema's default. Ctrl+S or
 the Accept button sends the values (checked against the fields first: what does
 not fit is said on the card), Ctrl+D or Decline declines, Escape cancels.
 """
@@ -16,7 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Select, Static, Switch
+from textual.widgets import Button, Input, Select, SelectionList, Static, Switch
 
 from agent_cli.tools.mcp_forms import CANCEL, ElicitAnswer, Elicitation, FormField, Value
 
@@ -65,6 +66,9 @@ class FormCard(ModalScreen[ElicitAnswer]):
                 value = widget.value
             elif isinstance(widget, Select):
                 value = None if widget.is_blank() else str(widget.value)
+            elif isinstance(widget, SelectionList):  # in the schema's order, as many as allowed
+                chosen = [o for o in field.options if o in widget.selected]
+                value = field.choose(chosen) if chosen else None
             else:
                 assert isinstance(widget, Input)
                 value = field.parse(widget.value)
@@ -97,10 +101,15 @@ class FormCard(ModalScreen[ElicitAnswer]):
         )()
 
 
-def _widget(field: FormField) -> Input | Switch | Select[str]:
+def _widget(field: FormField) -> Input | Switch | Select[str] | SelectionList[str]:
     name = f"field-{field.name}"
     if field.kind == "boolean":
         return Switch(value=bool(field.default), id=name)
+    if field.kind == "choices":
+        given = field.default if isinstance(field.default, list) else []
+        titles = field.labels or field.options
+        rows = [(t, o, o in given) for t, o in zip(titles, field.options, strict=True)]
+        return SelectionList[str](*rows, id=name)
     if field.kind == "choice":
         options = list(zip(field.labels or field.options, field.options, strict=True))
         chosen = str(field.default)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 from textual.app import App
-from textual.widgets import Input, Select, Static, Switch
+from textual.widgets import Input, Select, SelectionList, Static, Switch
 
 from agent_cli import mcp_config
 from agent_cli.engine.items import ToolItem
@@ -20,6 +20,7 @@ from agent_cli.tools.mcp_forms import ElicitAnswer, form_of
 from tests.frontends.tui.support import SIZE, send, settle, until
 from tests.support.fake_openai import text, tool_calls
 from tests.support.mcp_servers import SERVER
+from tests.support.mcp_servers.server import PIZZA
 from tests.support.waiting import GENEROUS
 
 SCHEMA = {
@@ -35,15 +36,17 @@ SCHEMA = {
 
 
 class CardApp(App[None]):
-    def __init__(self) -> None:
+    def __init__(self, schema: dict = SCHEMA) -> None:
         super().__init__()
+        self.schema = schema
         for bundled in themes.load_themes().themes.values():
             self.register_theme(bundled)
         self.answers: list[ElicitAnswer | None] = []
 
     def on_mount(self) -> None:
         self.theme = "agent-dark"
-        self.push_screen(FormCard(form_of("people", "Who are you?", SCHEMA)), self.answers.append)
+        form = form_of("people", "Who are you?", self.schema)
+        self.push_screen(FormCard(form), self.answers.append)
 
 
 async def test_the_card_shows_the_fields_with_their_defaults_and_accepts_the_values():
@@ -100,4 +103,55 @@ async def test_a_servers_form_during_a_call_is_a_card_and_its_answer_reaches_the
     assert item.state == "done", item.result
     assert json.loads(item.result.removeprefix("accept ")) == {
         "age": 30, "colour": "green", "name": "Bo", "subscribe": True,
+    }  # fmt: skip
+
+
+async def test_several_choices_are_checkboxes_with_the_defaults_ticked_and_their_count_checked():
+    app = CardApp(PIZZA)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.screen.query("#field-sides"))  # mounted
+        await pilot.pause()
+        card = app.screen
+        toppings = card.query_one("#field-toppings", SelectionList)
+        assert toppings.selected == ["cheese"]
+        assert card.query_one("#field-size", Select).value == "l"
+        assert card.query_one("#field-sides", SelectionList).selected == []
+        toppings.focus()
+        for row in (1, 2):  # tick ham and olives: three, one too many
+            toppings.highlighted = row
+            await pilot.press("space")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        problem = str(card.query_one("#form-problem", Static).render())
+        assert "Toppings: choose 1 to 2 (of cheese, ham, olives)." in problem
+        assert app.answers == []
+        toppings.highlighted = 0
+        await pilot.press("space", "ctrl+s")  # cheese untick: two
+        await until(pilot, lambda: app.answers)
+    assert app.answers == [ElicitAnswer("accept", {"toppings": ["ham", "olives"], "size": "l"})]
+
+
+async def test_a_servers_form_of_several_choices_reaches_the_server_as_lists(
+    app: AgentApp, fake, monkeypatch: pytest.MonkeyPatch
+):
+    generous = {**(McpServers.__init__.__kwdefaults__ or {}), "start_timeout": GENEROUS}
+    monkeypatch.setattr(McpServers.__init__, "__kwdefaults__", generous)  # a busy machine
+    entry = {"command": sys.executable, "args": [str(SERVER), "--name", "c", "--client"]}
+    mcp_config.add_server("c", entry)
+    fake.add(tool_calls(("call_1", "c_ask_many", "{}")), text("A pizza."))
+    async with app.run_test(size=SIZE) as pilot:
+        app.session.set_mode("full")
+        await send(pilot, app, "order a pizza")
+        await until(pilot, lambda: isinstance(app.screen, FormCard), timeout=GENEROUS)
+        await until(pilot, lambda: app.screen.query("#field-sides"))  # mounted
+        await pilot.pause()
+        sides = app.screen.query_one("#field-sides", SelectionList)
+        sides.focus()
+        sides.highlighted = 1
+        await pilot.press("space", "ctrl+s")  # the green salad, and the defaults
+        await settle(pilot, app)
+        item = next(i for i in app.session.conversation.items if isinstance(i, ToolItem))
+    assert item.state == "done", item.result
+    assert json.loads(item.result.removeprefix("accept ")) == {
+        "sides": ["salad"], "size": "l", "toppings": ["cheese"],
     }  # fmt: skip

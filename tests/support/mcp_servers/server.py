@@ -21,6 +21,7 @@ HTTP+SSE transport (`/sse`, `/messages/`).
 
 --client adds tools that use what a client answers: `roots` (the client's roots),
 `ask` (a form: name, age, colour, subscribe, with defaults; says what came back),
+`ask_many` (the same for a form of several choices, `PIZZA`),
 `steps` (reports progress three times), `picture` (a real PNG), `weather`
 (structured content), `grow` (adds a tool `grown` and says the tools changed);
 resources `note://hello`, `pic://red` (a PNG), `blob://data` (1 KiB of binary data),
@@ -46,6 +47,39 @@ import signal
 import subprocess
 import sys
 import time
+
+# `ask_many`'s form (MCP 2025-11-25): several choices untitled (an `enum` of items, 1 to 2
+# of them) and titled (`anyOf`), one titled choice (`oneOf`), defaults for two.
+PIZZA = {
+    "type": "object",
+    "properties": {
+        "toppings": {
+            "type": "array",
+            "title": "Toppings",
+            "items": {"type": "string", "enum": ["cheese", "ham", "olives"]},
+            "minItems": 1,
+            "maxItems": 2,
+            "default": ["cheese"],
+        },
+        "size": {
+            "type": "string",
+            "title": "Size",
+            "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
+            "default": "l",
+        },
+        "sides": {
+            "type": "array",
+            "title": "Sides",
+            "items": {
+                "anyOf": [
+                    {"const": "fries", "title": "French fries"},
+                    {"const": "salad", "title": "Green salad"},
+                ]
+            },
+        },
+    },
+    "required": ["toppings"],
+}
 
 
 def main() -> None:
@@ -288,6 +322,16 @@ def add_client_tools(server) -> None:
         if answer.action != "accept":
             return answer.action
         return "accept " + json.dumps(answer.data.model_dump(), sort_keys=True)
+
+    @server.tool()
+    async def ask_many(ctx: Context) -> str:
+        """Ask for a pizza: the spec's multi-select and titled single-select fields."""
+        answer = await ctx.request_context.session.elicit_form(
+            message="Which pizza?", requested_schema=PIZZA
+        )
+        if answer.action != "accept":
+            return answer.action
+        return "accept " + json.dumps(answer.content, sort_keys=True)
 
     @server.tool()
     async def steps(ctx: Context) -> str:
