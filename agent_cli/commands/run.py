@@ -23,7 +23,7 @@ from agent_cli.errors import UsageError
 from agent_cli.policy.modes import MODES_TEXT
 
 if TYPE_CHECKING:
-    from agent_cli.media import Image
+    from agent_cli.media import Image, Prompt
     from agent_cli.settings import Flags
     from agent_cli.wiring import McpTools, Opening
 
@@ -228,7 +228,7 @@ class RunOptions:
     streamed: bool = False  # --input-format stream-json
 
 
-async def _expanded(prompt: str, workspace: Path, mcp: McpTools) -> str:
+async def _expanded(prompt: str, workspace: Path, mcp: McpTools) -> str | Prompt:
     """`/NAME args` as the message of the prompt command NAME (a command file, a skill, or
     an MCP server's prompt `/server:prompt`, its servers started for it); any other prompt
     as it is. Problems with the command files go to stderr."""
@@ -299,9 +299,11 @@ def _run(options: RunOptions) -> int:
 
                 messages = stdin_messages(sys.stdin.buffer, said)
             text = await _expanded(options.prompt, workspace, mcp)
+            if isinstance(text, Prompt):  # an MCP prompt's images, then the command line's
+                text = Prompt(text.text, (*text.images, *options.images))
             return await run_once(
                 session,
-                Prompt(text, options.images) if options.images else text,
+                Prompt(text, options.images) if options.images and isinstance(text, str) else text,
                 options.output,
                 options.quiet,
                 approver,

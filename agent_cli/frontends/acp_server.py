@@ -319,7 +319,11 @@ class Served:
         text = message.text
         if self.commands is not None and text.startswith("/"):
             await asyncio.to_thread(self.commands.refresh)
-            text = await expand_text(self.commands, text)
+            expanded = await expand_text(self.commands, text)
+            if isinstance(expanded, Prompt):  # an MCP prompt's images go with the message
+                message = replace(message, images=(*expanded.images, *message.images))
+                expanded = expanded.text
+            text = expanded
         cancels = self._cancels
         async with self._turn:
             if self._cancels != cancels:  # cancelled while it waited: it never runs

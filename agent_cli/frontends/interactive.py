@@ -29,6 +29,7 @@ from agent_cli.frontends.prompt_commands import (
     line_of,
 )
 from agent_cli.frontends.rewinding import RewindOffer
+from agent_cli.media import Image, Prompt
 from agent_cli.policy.modes import MODES, MODES_TEXT
 from agent_cli.providers.base import ModelInfo
 from agent_cli.settings import Price
@@ -71,6 +72,11 @@ class Reply(NamedTuple):
     level: Literal["info", "warn", "error"] = "info"
     action: Action = ""
     argument: str = ""  # e.g. the theme name for "theme"
+    images: tuple[Image, ...] = ()  # of "send": what the message brings (an MCP prompt's)
+
+    def message(self) -> str | Prompt:
+        """The message of a "send": its text, with its images if it has some."""
+        return Prompt(self.argument, self.images) if self.images else self.argument
 
 
 @dataclass(frozen=True)
@@ -288,6 +294,8 @@ class Interactive:
         said = "\n\n".join(self.commands.take_warnings())
         if self.commands.get(name) is not None:
             message = await self.commands.expand(name, argument)
+            if isinstance(message, Prompt):
+                return Reply(said, "warn", "send", message.text, message.images)
             return Reply(said, "warn", action="send", argument=message)
         if any(own == name for own, _ in self.session.agent_commands):
             return Reply(said, "warn", action="send", argument=line.strip())

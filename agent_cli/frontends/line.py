@@ -72,6 +72,7 @@ from agent_cli.frontends.resource_completion import (
 from agent_cli.frontends.tui.history import History as KeptHistory
 from agent_cli.frontends.tui.history import history_file
 from agent_cli.frontends.type_ahead import TypeAhead
+from agent_cli.media import Prompt
 from agent_cli.tools.mcp_forms import CANCEL
 
 if TYPE_CHECKING:
@@ -385,8 +386,9 @@ class LineRepl:
             self.presses = 0
             if not text.strip():
                 continue
+            sent: str | Prompt = text
             if text.startswith("/"):
-                action, text = await self._command(text.strip())
+                action, sent = await self._command(text.strip())
                 if action == "quit":
                     return 0
                 if action != "send":
@@ -394,7 +396,7 @@ class LineRepl:
             elif text.startswith("!") and sys.stdin.isatty():  # typed; piped text is a prompt
                 await self._own(text.strip())
                 continue
-            reason = await self._send(text)
+            reason = await self._send(sent)
             if self._quitting:
                 return 0
             while card_due(self.interactive.session, reason):  # plan mode ended with a plan
@@ -403,7 +405,7 @@ class LineRepl:
                     break
                 reason = await self._send(message)
 
-    async def _send(self, text: str) -> str:
+    async def _send(self, text: str | Prompt) -> str:
         """Run one message (and what is steered or queued meanwhile, typed at the live
         prompt); the reason the last run ended ("" when it could not start)."""
         self.stopping = False
@@ -488,12 +490,13 @@ class LineRepl:
                 self._next_line = text
                 return
             if text.startswith("/"):
-                action, text = await self._command(text.strip())
+                action, sent = await self._command(text.strip())
                 if action == "quit":
                     self._quitting = True
                     self.interrupt()
                 if action != "send":
                     continue
+                text = sent.text if isinstance(sent, Prompt) else sent  # steered: words only
             if text.startswith("!"):
                 self.printer.print(render.notice(OWN_WHILE_RUNNING, "warn"))
                 continue
@@ -611,9 +614,9 @@ class LineRepl:
                 self.printer.print(render.notice("Still in plan mode: say what to change."))
                 return None
 
-    async def _command(self, line: str) -> tuple[str, str]:
+    async def _command(self, line: str) -> tuple[str, str | Prompt]:
         """Run a slash command; its action ("quit" to leave, "send" a prompt command's
-        message) and that message."""
+        message) and that message (with its images, if it has some)."""
         try:
             reply = await self.interactive.handle(line)
         except Exception as e:
@@ -640,9 +643,9 @@ class LineRepl:
         if reply.action == "rewound":
             self._draft = reply.argument  # the message, back at the prompt to edit
             await self._offer_restore()
-        return reply.action, reply.argument
+        return reply.action, reply.message()
 
-    async def _choose_rewind(self) -> tuple[str, str]:
+    async def _choose_rewind(self) -> tuple[str, str | Prompt]:
         """After `/rewind`'s numbered list: which message to go back to (none: nothing)."""
         typed = await self._answer("Rewind to message number (Enter: none): ")
         if not typed.strip():

@@ -27,6 +27,7 @@ from agent_cli.errors import ConfigError
 from agent_cli.tools.skills import FrontMatterError, Skills, parse_front_matter
 
 if TYPE_CHECKING:
+    from agent_cli.media import Prompt
     from agent_cli.tools.mcp import McpServers
     from agent_cli.tools.mcp_prompts import McpPrompt
 
@@ -78,8 +79,9 @@ class CommandSource(Protocol):
         """The commands there now (may read files: blocking); problems go to `warnings`."""
         ...
 
-    async def expand(self, command: PromptCommand, arguments: str) -> str:
-        """The message `/NAME arguments` stands for; an AgentError when it cannot be made."""
+    async def expand(self, command: PromptCommand, arguments: str) -> str | Prompt:
+        """The message `/NAME arguments` stands for (a Prompt when it brings images); an
+        AgentError when it cannot be made."""
         ...
 
 
@@ -245,14 +247,15 @@ class McpPromptCommands:
             found.append(PromptCommand(prompt.command, prompt.description, hint, origin))
         return found
 
-    async def expand(self, command: PromptCommand, arguments: str) -> str:
+    async def expand(self, command: PromptCommand, arguments: str) -> str | Prompt:
         from agent_cli.tools.mcp_prompts import fetch, parse_arguments
 
         prompt = next(p for p in self._listed or () if p.command == command.name)
         servers, _ = await self.served(False)
         if servers is None:
             raise ConfigError(f"The MCP server {prompt.server!r} is not running: try /mcp.")
-        return await fetch(servers, prompt, parse_arguments(prompt, arguments))
+        fetched = await fetch(servers, prompt, parse_arguments(prompt, arguments))
+        return fetched if fetched.images else fetched.text
 
 
 def file_sources(workspace: Path, config_dir: Path) -> list[CommandSource]:
@@ -330,9 +333,10 @@ class CommandRegistry:
         found = self._table.get(name)
         return found[0] if found else None
 
-    async def expand(self, name: str, arguments: str) -> str:
-        """The message `/name arguments` stands for; ConfigError naming the file when its
-        file cannot be used; KeyError when there is no such command."""
+    async def expand(self, name: str, arguments: str) -> str | Prompt:
+        """The message `/name arguments` stands for (a Prompt when it brings images);
+        ConfigError naming the file when its file cannot be used; KeyError when there is no
+        such command."""
         command, source = self._table[name]
         if command.problem:
             raise ConfigError(
@@ -354,7 +358,7 @@ def line_of(text: str) -> tuple[str, str] | None:
     return (match.group(1), match.group(2).strip()) if match else None
 
 
-async def expand_text(registry: CommandRegistry, text: str) -> str:
+async def expand_text(registry: CommandRegistry, text: str) -> str | Prompt:
     """`text` as the message of the prompt command it names (`/name args`), or as it is
     when it names none (a path like `/etc/hosts is wrong` stays a prompt)."""
     parsed = line_of(text)

@@ -4,8 +4,10 @@ A prompt is a server's message template: `/server:prompt args…` in a front end
 Arguments are given in the prompt's own argument order (`/docs:review main.py`)
 or by name (`/docs:review file=main.py`), quoted as a shell would; what a
 required argument lacks is said before anything is sent. The messages the server
-returns are sent as the person's own message: their text joined, resources and
-images described (tools/mcp_content.py).
+returns are sent as the person's own message: their text joined, an embedded
+resource's text under its URI, audio described (tools/mcp_content.py); an image
+goes with the message as an image (a model without vision gets a line saying so,
+providers/images.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import shlex
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agent_cli.errors import ToolError
+from agent_cli.media import Prompt
 from agent_cli.tools.mcp_content import to_result
 
 if TYPE_CHECKING:
@@ -77,8 +80,9 @@ async def prompts(servers: McpServers) -> list[McpPrompt]:
     return found
 
 
-async def fetch(servers: McpServers, prompt: McpPrompt, arguments: dict[str, str]) -> str:
-    """The prompt's messages as one message's text (ToolError when it cannot be had)."""
+async def fetch(servers: McpServers, prompt: McpPrompt, arguments: dict[str, str]) -> Prompt:
+    """The prompt's messages as one message: their text, and their images (ToolError when
+    it cannot be had)."""
     server = servers.serving("prompts").get(prompt.server)
     if server is None:
         raise ToolError(f"The MCP server {prompt.server!r} serves no prompts now.")
@@ -87,14 +91,12 @@ async def fetch(servers: McpServers, prompt: McpPrompt, arguments: dict[str, str
         return await client.get_prompt(prompt.name, arguments)
 
     answer = await server.request(f"give the prompt {prompt.name!r}", get)
-    return "\n\n".join(_text(message.content) for message in answer.messages)
+    results = [to_result(_Content([message.content])) for message in answer.messages]
+    images = tuple(image for result in results for image in result.images)
+    return Prompt("\n\n".join(result.text for result in results), images)
 
 
 class _Content(NamedTuple):
     content: list[Any]
     structured_content: Any = None
     is_error: bool = False
-
-
-def _text(content: Any) -> str:
-    return to_result(_Content([content])).text

@@ -575,15 +575,16 @@ class AgentApp(App[int]):
         if reply.text:
             self.transcript.add_reply(reply.text, reply.level)
         if action == "send":
-            self._send_message(reply.argument)
+            self._send_message(reply.message())
 
-    def _send_message(self, text: str) -> None:
-        """A prompt command's message: steered into the run going on, or a run of its own."""
+    def _send_message(self, message: str | Prompt) -> None:
+        """A prompt command's message: steered into the run going on (its text: a steered
+        message is words only), or a run of its own."""
         if not self.session.running:
-            self._run(text)
+            self._run(message)
             return
         try:
-            self.session.steer(text)
+            self.session.steer(message.text if isinstance(message, Prompt) else message)
         except AgentError as e:
             self.transcript.add_reply(str(e), "warn")
         self.pending_view.messages = self.session.pending.messages

@@ -68,6 +68,23 @@ async def test_a_servers_prompts_are_completed_and_sent_as_the_persons_message(
     assert last_message(fake) == "Explain caching.\n\nWhich part of it?\n\nAll of it, briefly."
 
 
+async def test_a_prompts_image_goes_to_the_model_as_an_image_and_its_resource_as_text(
+    app: AgentApp, fake: FakeOpenAI
+):
+    fake.add(text("A red square."))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.interactive.commands.get("docs:look") is not None)
+        await send(pilot, app, "/docs:look")
+        await until(pilot, lambda: len(fake.requests) == 1)
+        await settle(pilot, app)
+    parts = fake.requests[0]["messages"][-1]["content"]
+    words = "\n".join(p["text"] for p in parts if p["type"] == "text")
+    assert words.startswith("What is in this picture?\n\n[image: image/png 4×3")
+    assert "[resource note://hello (text/plain)]\na red square" in words
+    [image] = [p["image_url"]["url"] for p in parts if p["type"] == "image_url"]
+    assert image.startswith("data:image/png;base64,")
+
+
 async def test_a_missing_argument_is_said_with_the_usage_and_nothing_is_sent(
     app: AgentApp, fake: FakeOpenAI
 ):

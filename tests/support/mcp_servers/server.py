@@ -26,9 +26,10 @@ HTTP+SSE transport (`/sse`, `/messages/`).
 (structured content), `grow` (adds a tool `grown` and says the tools changed);
 resources `note://hello`, `pic://red` (a PNG), `blob://data` (1 KiB of binary data),
 `note://long` (5000 lines) and the template `greeting://{name}`;
-the prompts `review(file, focus="bugs")` and `pair(topic)` (three messages, one the
-assistant's); `grow_prompt` adds a prompt `later` and says the prompts changed,
-`grow_resource` a resource `note://later` and says the resources changed. With
+the prompts `review(file, focus="bugs")`, `pair(topic)` (three messages, one the
+assistant's) and `look` (a text, an image, an embedded resource); `grow_prompt` adds a
+prompt `later` and says the prompts changed, `grow_resource` a resource `note://later`
+and says the resources changed. With
 --naps, `nap` also writes "cancelled" to FILE when the client cancels it. With --client
 the server speaks the 2025 protocol (see add_client_tools).
 
@@ -372,6 +373,19 @@ def add_client_tools(server) -> None:
             UserMessage(f"Explain {topic}."),
             AssistantMessage("Which part of it?"),
             UserMessage("All of it, briefly."),
+        ]
+
+    @server.prompt(name="look", description="A picture and a note to look at.")
+    def look() -> list:
+        from mcp.server.mcpserver.prompts.base import UserMessage
+        from mcp_types import EmbeddedResource, ImageContent, TextResourceContents
+
+        picture = base64.b64encode(PNG_4X3).decode()
+        note = TextResourceContents(uri="note://hello", text="a red square", mime_type="text/plain")
+        return [
+            UserMessage("What is in this picture?"),
+            UserMessage(ImageContent(type="image", data=picture, mime_type="image/png")),
+            UserMessage(EmbeddedResource(type="resource", resource=note)),
         ]
 
     @server.tool()
