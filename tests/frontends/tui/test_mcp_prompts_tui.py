@@ -149,6 +149,28 @@ def test_agent_run_sends_a_servers_prompt(fake: FakeOpenAI, workspace: Path):
     assert "Traceback" not in err(missing) and len(fake.requests) == 1, "nothing sent"
 
 
+def test_agent_run_describes_a_prompts_image_to_a_model_without_vision(
+    fake: FakeOpenAI, workspace: Path
+):
+    from agent_cli import paths
+
+    configure(mcp_config.user_file())
+    config = paths.user_config_file()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        f'provider = "blind"\n\n[providers.blind]\nkind = "openai"\nbase_url = "{fake.base_url}"\n'
+        "images = false\n"
+    )
+    fake.add(text("I cannot see it."))
+    result = agent(workspace, "run", "/docs:look", fake=fake)
+    assert result.returncode == 0, err(result)
+    said = last_message(fake)
+    assert isinstance(said, str), "no image part for a model without vision"
+    assert said.startswith("What is in this picture?\n\n[image: image/png 4×3")
+    assert "not shown — this model does not take images." in said
+    assert "[resource note://hello (text/plain)]\na red square" in said
+
+
 def test_the_repl_sends_a_servers_prompt(fake: FakeOpenAI, workspace: Path):
     import os
     import sys
