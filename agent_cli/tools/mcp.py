@@ -584,6 +584,10 @@ class _Server:
             raise ToolError(late) from None
         except Exception as e:
             raise ToolError(f"The MCP server {name!r} could not {what}: {_reason(e)}.") from e
+        except BaseException:  # stopped
+            if getattr(self._auth, "awaiting_person", False):
+                self._drop()  # during a login: the login ends here, and the request with it
+            raise
 
     async def roots_changed(self) -> None:
         """Tell a running server its roots changed (it asks for them again)."""

@@ -328,6 +328,7 @@ def oauth(config: ServerConfig, env: Mapping[str, str], present: Present) -> Any
         waiting.close()
 
     async def redirect(url: str) -> None:
+        done()  # a login that never came to its callback (cancelled between) waits no more
         provider.awaiting_person, provider.failure = True, ""
         waiting.enter_context(provider.person())
         try:

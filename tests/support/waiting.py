@@ -15,6 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+import pytest
+
 GENEROUS = 60.0  # seconds: only a hang takes this long, on any machine however busy
 FOREVER = 3600.0  # seconds: a stall or a sleep that must never end on its own in a test
 
@@ -49,3 +51,17 @@ async def within(awaitable: Awaitable[T], timeout: float = GENEROUS) -> T:
         return await asyncio.wait_for(awaitable, timeout)
     except TimeoutError:
         raise AssertionError(f"did not finish within {timeout:g} s") from None
+
+
+def movable_clock(monkeypatch: pytest.MonkeyPatch) -> Callable[[float], None]:
+    """The running loop's clock (asyncio's and anyio's deadlines), moved forward on demand:
+    a test passes a deadline at once instead of waiting for it. `eventually` keeps to the
+    real clock."""
+    loop = asyncio.get_running_loop()
+    real, offset = loop.time, [0.0]
+    monkeypatch.setattr(loop, "time", lambda: real() + offset[0])
+
+    def forward(seconds: float) -> None:
+        offset[0] += seconds
+
+    return forward

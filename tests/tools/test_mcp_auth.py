@@ -22,7 +22,7 @@ from agent_cli.tools.mcp import OAuthSettings, ServerConfig
 from agent_cli.tools.mcp_auth import Loopback, TokenStore, free_port, store_file
 from agent_cli.wiring import McpTools
 from tests.support.oauth import Guarded, browser_env, guarded_server, visits
-from tests.support.waiting import eventually, within
+from tests.support.waiting import eventually, movable_clock, within
 
 
 @pytest.fixture
@@ -135,19 +135,6 @@ def test_the_trust_question_names_the_variables_a_url_server_is_sent(tmp_path: P
 
 
 # ------------------------------------------------------------------ a login mid-call
-
-
-def movable_clock(monkeypatch: pytest.MonkeyPatch) -> Callable[[float], None]:
-    """The running loop's clock (asyncio's and anyio's deadlines), moved forward on demand:
-    a test passes a deadline at once instead of waiting for it."""
-    loop = asyncio.get_running_loop()
-    real, offset = loop.time, [0.0]
-    monkeypatch.setattr(loop, "time", lambda: real() + offset[0])
-
-    def forward(seconds: float) -> None:
-        offset[0] += seconds
-
-    return forward
 
 
 @contextmanager
