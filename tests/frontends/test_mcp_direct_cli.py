@@ -111,6 +111,22 @@ def test_a_401_starts_the_login_and_the_tokens_are_kept_0600_never_shown(
     assert set(guarded.bearers()) == {tokens["access_token"]}
 
 
+def test_a_401_during_the_call_logs_in_again_and_the_call_is_answered(
+    workspace: Path, tmp_path: Path
+):
+    env = browser_env(tmp_path)
+    with guarded_server(tmp_path, revoke_at_call=True) as server:
+        called = agent_process(
+            workspace, "mcp", "call", server.url, "hello", '{"name": "b"}', env=env
+        )
+    assert called.returncode == 0 and out(called).strip() == "hello, b", err(called)
+    # The listing's login, then the call's: its token was revoked between them.
+    assert [g["grant"] for g in server.grants()] == ["authorization_code"] * 2
+    assert any(e.get("revoked") for e in server.entries())
+    assert len(visits(tmp_path)) == 4  # two pages and their callbacks
+    assert err(called).count("needs you to log in; opening your browser") == 2
+
+
 def test_an_expired_token_is_refreshed_without_the_browser(
     workspace: Path, tmp_path: Path, guarded: Guarded
 ):

@@ -39,7 +39,11 @@ class Guarded:
 
 
 @contextmanager
-def guarded_server(folder: Path, token_seconds: int = 3600) -> Iterator[Guarded]:
+def guarded_server(
+    folder: Path, token_seconds: int = 3600, revoke_at_call: bool = False
+) -> Iterator[Guarded]:
+    """The server on a free port; `revoke_at_call`: its first tools/call revokes every token
+    and is answered 401 (oauth_server.py)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -55,6 +59,7 @@ def guarded_server(folder: Path, token_seconds: int = 3600) -> Iterator[Guarded]
                 str(log),
                 "--token-seconds",
                 str(token_seconds),
+                *(["--revoke-at-call"] if revoke_at_call else []),
             ],
             stdout=sink,
             stderr=subprocess.STDOUT,

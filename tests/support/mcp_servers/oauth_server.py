@@ -1,6 +1,6 @@
 """An OAuth-protected MCP server for the tests, built on the SDK's authorization-server pieces.
 
-    python oauth_server.py --port PORT --log FILE [--token-seconds N]
+    python oauth_server.py --port PORT --log FILE [--token-seconds N] [--revoke-at-call]
 
 One process is both the authorization server (metadata, dynamic registration,
 an authorize endpoint that says yes at once by redirecting with a code, the token
@@ -11,6 +11,8 @@ Access tokens live `--token-seconds` (default an hour), so a test can see a refr
 
 `POST /test/revoke` drops every token it issued (access and refresh): the next MCP
 request is answered 401 and only a new login gets in, as when a user revokes access.
+`--revoke-at-call` does that at the first `tools/call`, which is answered 401 itself: a
+token revoked between a client's listing and its call.
 
 Every token request is a JSON line in `--log` (its grant type, scopes, resource), and
 so is every MCP request's bearer token ("bearer"), for the tests to read.
@@ -29,8 +31,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--log", required=True)
     parser.add_argument("--token-seconds", type=int, default=3600)
+    parser.add_argument("--revoke-at-call", action="store_true")
     options = parser.parse_args()
-    serve(options.port, options.log, options.token_seconds)
+    serve(options.port, options.log, options.token_seconds, options.revoke_at_call)
 
 
 def note(log: str, **fields) -> None:
@@ -128,8 +131,11 @@ def provider(log: str, lifetime: int):
     return Provider()
 
 
-def step_up(app, base: str):
-    """A call to `admin` with a token lacking the `admin` scope: 403 insufficient_scope."""
+def step_up(app, base: str, revoke=None):
+    """A call to `admin` with a token lacking the `admin` scope: 403 insufficient_scope.
+    With `revoke` (called once): the first call revokes every token and is answered 401."""
+
+    revoked = []
 
     async def guarded(scope, receive, send):
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -148,6 +154,19 @@ def step_up(app, base: str):
         asked = isinstance(request, dict) and request.get("method") == "tools/call"
         known = getattr(user, "is_authenticated", False)
         admin = asked and request.get("params", {}).get("name") == "admin"
+        metadata = f"{base}/.well-known/oauth-protected-resource/mcp"
+        if asked and known and revoke is not None and not revoked:
+            revoked.append(revoke())
+            challenge = f'Bearer error="invalid_token", resource_metadata="{metadata}"'
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [(b"www-authenticate", challenge.encode())],
+                }
+            )
+            await send({"type": "http.response.body", "body": b""})
+            return None
         if admin and known and ADMIN not in granted:
             challenge = (
                 f'Bearer error="insufficient_scope", scope="{READ} {ADMIN}", '
@@ -177,7 +196,7 @@ def step_up(app, base: str):
     return guarded
 
 
-def serve(port: int, log: str, lifetime: int) -> None:
+def serve(port: int, log: str, lifetime: int, revoke_at_call: bool = False) -> None:
     import uvicorn
     from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
     from mcp.server.mcpserver import MCPServer
@@ -211,21 +230,25 @@ def serve(port: int, log: str, lifetime: int) -> None:
     from starlette.middleware import Middleware
     from starlette.responses import Response
 
-    @server.custom_route("/test/revoke", methods=["POST"])
-    async def revoke(_request):
+    def revoke_now() -> None:
         issuer.revoke_all()
         note(log, revoked=True)
+
+    @server.custom_route("/test/revoke", methods=["POST"])
+    async def revoke_route(_request):
+        revoke_now()
         return Response(status_code=204)
 
     app = server.streamable_http_app()
     # Innermost: the step-up check runs after authentication (it reads the token's scopes).
-    app.user_middleware.append(Middleware(_StepUp, base=base))
+    at_call = revoke_now if revoke_at_call else None
+    app.user_middleware.append(Middleware(_StepUp, base=base, revoke=at_call))
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
 class _StepUp:
-    def __init__(self, app, base: str) -> None:
-        self.guarded = step_up(app, base)
+    def __init__(self, app, base: str, revoke=None) -> None:
+        self.guarded = step_up(app, base, revoke)
 
     async def __call__(self, scope, receive, send):
         await self.guarded(scope, receive, send)
