@@ -272,7 +272,7 @@ async def test_prompts_are_listed_their_arguments_read_and_their_messages_fetche
             parse_arguments(review, "focus=speed")
         with pytest.raises(ToolError, match="'c' is one too many"):
             parse_arguments(review, "a b c")
-        text = await fetch(servers, review, {"file": "a.py"})
-        assert text == "Review a.py, looking for bugs."
+        fetched = await fetch(servers, review, {"file": "a.py"})
+        assert (fetched.text, fetched.images) == ("Review a.py, looking for bugs.", ())
     finally:
         await servers.aclose()
