@@ -133,6 +133,7 @@ class AgentApp(App[int]):
         self.theme_problems = self._load_themes()
         self._unsubscribe = self._subscribe(interactive.session)
         self._flush_timer: Timer | None = None
+        self._holds: set[asyncio.Task[None]] = set()  # flushes' frames waiting for mounts
         self._last_flush = 0.0
         self._chars_seen = 0
         self._flooding = False
@@ -292,12 +293,33 @@ class AgentApp(App[int]):
         self._flooding = feed.chars - self._chars_seen >= FLOOD_CHARS
         self._chars_seen = feed.chars
         batch = feed.take()
-        with self.batch_update():
-            self._apply(batch)
+        self._begin_batch()
+        mounting: AwaitMount | None = None
+        try:
+            mounting = self._apply(batch)
             self.status.paint_with_frame()  # the spinner turns in this frame, not its own
+        finally:
+            if mounting is None:
+                self._end_batch()
+            else:  # new views: the frame waits for them, so the flush is still one frame
+                self._hold_frame(mounting)
         feed.commit(batch)
 
-    def _apply(self, batch: Batch) -> None:
+    def _hold_frame(self, mounting: AwaitMount) -> None:
+        """End the flush's batch once its views are mounted (a task: the app's messages,
+        keys among them, are not held up meanwhile)."""
+
+        async def release() -> None:
+            try:
+                await mounting
+            finally:
+                self._end_batch()
+
+        task = asyncio.create_task(release())
+        self._holds.add(task)
+        task.add_done_callback(self._holds.discard)
+
+    def _apply(self, batch: Batch) -> AwaitMount | None:
         status = self.status
         if batch.started:
             status.state = "running"
@@ -354,6 +376,7 @@ class AgentApp(App[int]):
             self.call_later(self._run_finished_when_shown, mounting, batch.finished)
         elif batch.finished is not None:
             self._run_finished(batch.finished)
+        return mounting
 
     async def _run_finished_when_shown(self, mounting: AwaitMount, reason: str) -> None:
         await mounting

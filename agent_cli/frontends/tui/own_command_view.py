@@ -5,11 +5,13 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from agent_cli.frontends.tui.steady import Steady
+
 SHOWN_LINES = 200  # the output's last lines on screen (the model gets its own capped copy)
 REFRESH_SECONDS = 1 / 20  # a flood of output costs at most this many repaints a second
 
 
-class OwnCommandView(Static):
+class OwnCommandView(Steady, Static):
     """`$ command` over its output's last lines; `finish` says how it ended."""
 
     def __init__(self, command: str) -> None:

@@ -106,8 +106,8 @@ class StatusLine(Widget):
 
     def paint_with_frame(self) -> None:
         """Be painted in the frame being made (the app's flush) rather than in one of
-        the spinner's own."""
-        if self._timer is not None and self.state != "idle":
+        the spinner's or the run's clock's own (both only paint when no flush has)."""
+        if self.state != "idle":
             self.refresh()
 
     def set_workspace(self, workspace: Path) -> None:

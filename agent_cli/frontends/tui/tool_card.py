@@ -20,6 +20,7 @@ from agent_cli.engine.items import ToolItem
 from agent_cli.frontends.outcome import COMMAND_TOOLS, outcome
 from agent_cli.frontends.tui.diff_view import DiffView
 from agent_cli.frontends.tui.status_line import TICK_SECONDS, elapsed_text
+from agent_cli.frontends.tui.steady import Steady, SteadyStatic
 from agent_cli.lsp.diagnostics import summary
 
 RESULT_LINES = 400  # an expanded card shows this much of a result; search sees all of it
@@ -65,7 +66,7 @@ def state_text(item: ToolItem, elapsed: float | None = None) -> str:
     return f"{item.state} · {said.text}" if said.text else item.state
 
 
-class ToolCard(Vertical, can_focus=True):
+class ToolCard(Steady, Vertical, can_focus=True):
     """Compact by default; Enter or a click shows the result and the diff."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -80,9 +81,9 @@ class ToolCard(Vertical, can_focus=True):
         self.item = item
         self._since: float | None = None  # when it was first seen running, on the app's clock
         self._tick: Timer | None = None
-        self.header = Static(self._header(), classes="tool-header")
+        self.header = SteadyStatic(self._header(), classes="tool-header")
         self.body = Vertical(classes="tool-body")  # mounted when first expanded
-        self.tail = Static(classes="tool-tail")  # a running command's last lines
+        self.tail = SteadyStatic(classes="tool-tail")  # a running command's last lines
         self._shown_state = look(item)
 
     def compose(self) -> ComposeResult:

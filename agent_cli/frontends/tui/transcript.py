@@ -63,9 +63,10 @@ def make_view(item: Item, streamed: Streamed) -> Widget:
 class Transcript(VerticalScroll):
     """Item views for `items[first:last]`, plus replies to slash commands."""
 
-    # As in MarkdownFlow: no second layout pass each time the content grows. Its
-    # scrollbar is always shown (app.tcss), so growing never changes its width either.
-    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+    # As in MarkdownFlow: no second layout pass each time the content grows, nor a repaint
+    # of its own (the layout pass that sets it paints what moved). Its scrollbar is always
+    # shown (app.tcss), so growing never changes its width either.
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False, repaint=False)
 
     def __init__(self, streamed: Streamed, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -81,6 +82,21 @@ class Transcript(VerticalScroll):
         # Paging and re-windowing await mounts; one at a time, or a page loaded
         # while an insertion re-windows lands with stale indices.
         self._moving = asyncio.Lock()
+
+    def _scroll_update(self, virtual_size: Size) -> None:
+        """Textual calls this in the screen's layout pass, before it composes the frame; the
+        scrollbars' thumbs it moves would be painted in a frame of their own (a second
+        frame per flush): they go into the frame being composed instead."""
+        super()._scroll_update(virtual_size)
+        bars: set[Widget] = {
+            bar
+            for bar in (self._vertical_scrollbar, self._horizontal_scrollbar)
+            if bar is not None and bar._repaint_required
+        }
+        if bars and self.is_attached:
+            for bar in bars:
+                bar._repaint_required = False  # its region is dirty: repainted below
+            self.screen._compositor.update_widgets(bars)
 
     @property
     def live(self) -> bool:

@@ -16,6 +16,7 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from agent_cli.frontends.tui.pasted import PASTE_LINES
+from agent_cli.frontends.tui.steady import Steady
 
 FOLDED_LINES = 3  # of a long message, the lines shown while it is folded
 
@@ -29,7 +30,7 @@ def folded(text: str) -> Content:
     )
 
 
-class UserMessage(Static):
+class UserMessage(Steady, Static):
     """The person's own words, marked by a bar on the left."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -8,6 +8,8 @@ from pathlib import Path
 from textual.content import Content
 from textual.widgets import Static
 
+from agent_cli.frontends.tui.steady import Steady
+
 HINTS = (
     ("/help", "the commands and keys"),
     ("@", "attach a file"),
@@ -16,7 +18,7 @@ HINTS = (
 )
 
 
-class Welcome(Static):
+class Welcome(Steady, Static):
     """A few lines, in the theme's muted colours."""
 
     def __init__(self, workspace: Path, model: str, mode: str) -> None:

@@ -8,7 +8,9 @@ too) and flushes as the app makes them; how fast is the benchmark's business (be
 from __future__ import annotations
 
 import dataclasses
+import queue
 import time
+from collections.abc import Iterator
 
 import pytest
 from rich.console import RenderableType
@@ -18,10 +20,11 @@ from agent_cli.frontends.interactive import Interactive
 from agent_cli.frontends.tui.app import FLUSH_SECONDS, AgentApp
 from agent_cli.frontends.tui.assistant_view import AssistantView
 from agent_cli.settings import Settings
-from tests.frontends.tui.support import SIZE, settle, until
-from tests.support.fake_openai import FakeOpenAI, text
+from tests.frontends.tui.support import RUN_TIMEOUT, SIZE, send, settle, until
+from tests.support.fake_openai import FakeOpenAI, Scripted, text
 
 PARAGRAPH = "The stream of tokens keeps coming while a model writes its answer. " * 3
+GROUP = 10  # deltas the server sends at a time, in the one-frame-per-flush test
 ANSWER = "\n\n".join(
     f"## Part {n}\n\n{PARAGRAPH}\n\n- a **point**\n- another `one`" for n in range(12)
 )
@@ -68,9 +71,9 @@ async def test_a_streamed_answer_paints_per_flush_at_most_30_flushes_a_second(
         view = app.transcript.query_one(AssistantView)
         assert view.block_count > 20 and not view.streaming
     assert deltas >= 100 and streamed_flushes * 2 < deltas, "many deltas to a flush"
-    # Frames follow flushes, not deltas: a flush's layout and (Textual's cycles permitting)
-    # its repaint, a little slack for the run's start and end; nothing per delta.
-    assert streamed_frames <= 2 * streamed_flushes + 2, (streamed_frames, streamed_flushes)
+    # Frames follow flushes, not deltas: one a flush (the test below counts them one by
+    # one), a little slack for the run's start and end; nothing per delta.
+    assert streamed_frames <= streamed_flushes + 3, (streamed_frames, streamed_flushes)
     # The rate over the stream, not the smallest gap: a flush the run's events ask for at
     # once may follow a timed one closely, and a busy machine only ever lowers the rate.
     streamed = flushes[sent:-1]  # the end's comes at once
@@ -98,3 +101,55 @@ async def test_the_spinner_turns_in_the_streams_frames_not_frames_of_its_own(
         status._spin()
         assert asked == ["frame"], "with no flush to show it, its own frame"
         status.state = "idle"
+
+
+async def test_one_flush_paints_exactly_one_frame(
+    app: AgentApp, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+):
+    """Each flush of a stream (views mounted, text grown, the transcript's scrollbar
+    moved) is one frame: no second frame for a layout its sizes ask for, nor one for the
+    scrollbar's thumb. The server sends the answer a few deltas at a time, when the test
+    says; the test flushes by hand and counts the frames that flush made once the app has
+    nothing left to do."""
+    events = [e + b"\n\n" for e in text(ANSWER, chunks=240).body.split(b"\n\n") if e]
+    gate: queue.Queue[None] = queue.Queue()
+    groups = [b"".join(events[i : i + GROUP]) for i in range(1, len(events), GROUP)]
+
+    def released() -> Iterator[bytes]:
+        for group in groups:
+            gate.get(timeout=RUN_TIMEOUT)
+            yield group
+
+    fake.add(Scripted(events[0], more=released))
+    frames: list[int] = []
+    display = AgentApp._display
+
+    def counted(app: AgentApp, screen: Screen, renderable: RenderableType | None) -> None:
+        if renderable is not None:
+            frames.append(1)
+        display(app, screen, renderable)
+
+    monkeypatch.setattr(AgentApp, "_display", counted)
+    async with app.run_test(size=SIZE) as pilot:
+        app.composer.input.cursor_blink = False
+        monkeypatch.setattr(app.feed, "_wake", lambda now: None)  # the test flushes
+        await send(pilot, app, "write")
+        per_flush: list[int] = []
+        for _ in range(len(groups) + 1):  # the user's message, then each group
+            await until(pilot, lambda: app.feed.dirty)
+            before = len(frames)
+            app._show_news()
+            await until(pilot, lambda: not app._holds)  # its views mounted
+            for _ in range(3):  # whatever that frame asked for afterwards: done by now
+                await pilot.pause()
+            per_flush.append(len(frames) - before)
+            gate.put(None)
+        await until(pilot, lambda: not app.session.running)
+        view = app.transcript.query_one(AssistantView)
+        assert view.block_count > 20 and app.transcript.max_scroll_y > 0, "it scrolled"
+        assert per_flush == [1] * len(per_flush), per_flush
+        # The thumb was painted where it belongs: repainting it changes nothing.
+        shown = app.export_screenshot()
+        app.transcript.vertical_scrollbar.refresh()
+        await pilot.pause()
+        assert app.export_screenshot() == shown
