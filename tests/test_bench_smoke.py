@@ -59,6 +59,13 @@ EXPECTED_ROWS = {
         "key -> screen while 20,000 deltas stream, median of 50",
         "presses made while the answer streamed",
     ),
+    "bench_tui.py": (
+        "stream: CPU per delta (N deltas - tiny answer), TUI vs agent run",
+        "stream: longest gap between two frames",
+        "stream: frames per second while streaming (2,000 deltas, paced)",
+        "resume 5,000 items: ask -> first frame (vs a new one)",
+        "agent -> first paint vs minimal Textual app",
+    ),
     "bench_stream.py": (
         "whole process, 20,000 deltas",
         "startup: the same answer in 1 delta",
