@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Collection
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_cli import logs, paths
 from agent_cli.engine.backend import Backend
 from agent_cli.engine.items import Conversation
+from agent_cli.engine.opening import Opening
 from agent_cli.engine.session import Session
 from agent_cli.engine.store import Store
 from agent_cli.errors import ConfigError, UsageError
@@ -32,15 +33,6 @@ if TYPE_CHECKING:
     from agent_cli.tools.feedback import Feedback
     from agent_cli.tools.mcp import ClientHooks, McpServers, ServerConfig
     from agent_cli.tools.mcp_resources import McpResources
-
-
-@dataclass(frozen=True)
-class Opening:
-    """Which conversation a front end opens."""
-
-    resume: str | None = None
-    continue_last: bool = False
-    save: bool = True
 
 
 def make_store() -> Store:

@@ -10,15 +10,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from agent_cli.engine.opening import Opening
+    from agent_cli.frontends.interactive import Interactive, Questions
     from agent_cli.settings import Flags
-    from agent_cli.wiring import Opening
 
 
 def start_bare() -> int:
     """`agent` with nothing after it: the same as Typer's root callback with its defaults."""
     from agent_cli.commands.common import guarded
+    from agent_cli.engine.opening import Opening
     from agent_cli.settings import Flags
-    from agent_cli.wiring import Opening
 
     return guarded(False, lambda: open_front_end(Flags(), Opening(), not can_host_tui()))
 
@@ -53,7 +54,6 @@ def open_front_end(
 def _open(flags: Flags, opening: Opening, plain: bool, cwd: str | None, agent: str | None) -> int:
     import asyncio
 
-    from agent_cli import wiring
     from agent_cli.commands.common import workspace_from
     from agent_cli.settings import load_settings
 
@@ -61,11 +61,11 @@ def _open(flags: Flags, opening: Opening, plain: bool, cwd: str | None, agent: s
     settings = load_settings(workspace, flags)
     for warning in settings.warnings:
         print(f"agent: {warning}", file=sys.stderr)
+    mode = settings.mode or "ask"
 
-    async def go() -> int:
-        from agent_cli.frontends.interactive import Questions
+    async def build(questions: Questions) -> Interactive:
+        from agent_cli import wiring
 
-        questions = Questions()  # the TUI answers them with a modal once it runs
         ask_trust: wiring.AskTrust | None = None
         if plain and sys.stdin.isatty():
             from agent_cli.commands.trust import ask_trust_inline_async as ask_trust
@@ -73,10 +73,22 @@ def _open(flags: Flags, opening: Opening, plain: bool, cwd: str | None, agent: s
             from agent_cli.commands.trust import ask_trust_through
 
             ask_trust = ask_trust_through(questions)
-        mode = settings.mode or "ask"
-        interactive = await wiring.open_interactive(  # the TUI connects after its first frame
+        return await wiring.open_interactive(  # the TUI connects after its first frame
             settings, opening, mode, ask_trust, agent, questions, connect=plain
         )
+
+    async def go() -> int:
+        from agent_cli.frontends.interactive import Questions
+
+        questions = Questions()  # the TUI answers them with a modal once it runs
+        if not plain and agent is None and not (opening.resume or opening.continue_last):
+            # A new conversation: the screen first, the session built after its first frame
+            # (~80 ms of engine, tools and settings the first frame does not need).
+            from agent_cli.frontends.tui import run_tui
+
+            return await run_tui(None, settings, opening=lambda: build(questions))
+        # A conversation to open (its visible page is the first frame), or the line REPL.
+        interactive = await build(questions)
         try:
             if plain:
                 from agent_cli.frontends.line import run_line

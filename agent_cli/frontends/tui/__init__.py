@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -11,16 +12,29 @@ if TYPE_CHECKING:
 __all__ = ["run_tui"]
 
 
-async def run_tui(interactive: Interactive, settings: Settings) -> int:
-    """Run the TUI on this terminal until the person quits; 0 on a normal quit."""
+async def run_tui(
+    interactive: Interactive | None,
+    settings: Settings,
+    *,
+    opening: Callable[[], Awaitable[Interactive]] | None = None,
+) -> int:
+    """Run the TUI on this terminal until the person quits; 0 on a normal quit.
+
+    Without `interactive`, `opening` builds it after the first frame; then the session
+    it opened is closed here, and an error opening it is raised once the app has ended."""
     from agent_cli.frontends.tui.app import AgentApp
 
-    app = AgentApp(interactive, settings)
+    app = AgentApp(interactive, settings, opening=opening)
     try:
         result = await app.run_async()
     finally:
         app.close_feed()  # the session outlives the app: stop listening to it
-    _resume_line(interactive)
+        if interactive is None and app.ready:
+            await app.interactive.aclose()
+    if app.opening_error is not None:
+        raise app.opening_error
+    if app.ready:
+        _resume_line(app.interactive)
     if app.return_code:
         return app.return_code
     return result if isinstance(result, int) else 0

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on, work
@@ -31,7 +31,7 @@ from agent_cli.engine.elicitation import ElicitationRequest
 from agent_cli.engine.items import AssistantItem, NoticeItem, ToolItem
 from agent_cli.engine.session import Session
 from agent_cli.errors import AgentError
-from agent_cli.frontends.interactive import Interactive, Reply
+from agent_cli.frontends.interactive import COMMANDS, Command, Interactive, Reply
 from agent_cli.frontends.plan_text import PlanAnswer, card_due, implement
 from agent_cli.frontends.tui import themes
 from agent_cli.frontends.tui.activity import doing
@@ -102,15 +102,25 @@ class AgentApp(App[int]):
 
     def __init__(
         self,
-        interactive: Interactive,
+        interactive: Interactive | None,
         settings: Settings,
         *,
         clock: Callable[[], float] = time.monotonic,  # the run's elapsed time (tests set it)
+        opening: Callable[[], Awaitable[Interactive]] | None = None,
     ) -> None:
+        """`interactive`, or (None) `opening` to build it after the first frame: the screen
+        (input, status line, welcome) is painted first, the session is built in a worker,
+        and what is sent meanwhile waits for it."""
         super().__init__()
-        self.interactive = interactive
+        if interactive is None and opening is None:
+            raise ValueError("AgentApp needs an Interactive or a way to open one")
+        self._interactive = interactive
+        self._opening = opening
+        self.opening_error: AgentError | None = None  # opening failed: said once the app ends
+        self._early: list[Composer.Send] = []  # sent before the session was ready
         self.settings = settings
-        workspace = interactive.workspace
+        workspace = interactive.workspace if interactive is not None else settings.workspace
+        self.workspace = workspace
         self.feed = EventFeed(self._wake)
         self.transcript = Transcript(self._streamed_text, id="transcript")
         self.composer = Composer(
@@ -118,8 +128,8 @@ class AgentApp(App[int]):
             History(history_file(workspace)),
             recall=self._recall_pending,
             drop=self._empty_escape,
-            commands=interactive.command_list,
-            resources=interactive.resources,
+            commands=self._command_list,
+            resources=interactive.resources if interactive is not None else None,
         )
         self.search_bar = SearchBar()
         self.plan_view = PlanView(id="plan")
@@ -131,7 +141,9 @@ class AgentApp(App[int]):
         self.approvals = ApprovalQueue(self, self._set_mode, self._waiting_changed)
         self._forms: list[FormCard] = []  # the MCP servers' form cards open
         self.theme_problems = self._load_themes()
-        self._unsubscribe = self._subscribe(interactive.session)
+        self._unsubscribe: Callable[[], None] = lambda: None
+        if interactive is not None:
+            self._unsubscribe = self._subscribe(interactive.session)
         self._flush_timer: Timer | None = None
         self._holds: set[asyncio.Task[None]] = set()  # flushes' frames waiting for mounts
         self._last_flush = 0.0
@@ -144,11 +156,26 @@ class AgentApp(App[int]):
         self._query = ""
         self._matches: list[int] = []
         self._match = 0
-        interactive.on_switch.append(self._switched)
+        if interactive is not None:
+            interactive.on_switch.append(self._switched)
+
+    @property
+    def ready(self) -> bool:
+        """Whether the session is built (at once, or after the first frame: `opening`)."""
+        return self._interactive is not None
+
+    @property
+    def interactive(self) -> Interactive:
+        if self._interactive is None:
+            raise RuntimeError("the session is not open yet (AgentApp.ready)")
+        return self._interactive
 
     @property
     def session(self) -> Session:
         return self.interactive.session
+
+    def _command_list(self) -> list[Command]:
+        return self.interactive.command_list() if self.ready else list(COMMANDS)
 
     def compose(self) -> ComposeResult:
         yield self.transcript
@@ -160,16 +187,13 @@ class AgentApp(App[int]):
 
     async def on_mount(self) -> None:
         self.theme_changed_signal.subscribe(self, self._theme_changed)
-        self.interactive.questions.answer = self._ask
-        self._show_status()
-        self.plan_view.plan = self.session.conversation.plan
-        await self.transcript.show(self.session.conversation.items)
-        self._welcome()
-        for problem in [*self.theme_problems, *self.interactive.commands.take_warnings()]:
+        if self.ready:
+            await self._show_opened()
+        else:  # what the first frame shows before the session is built (on_ready)
+            self._show_opening()
+        for problem in self.theme_problems:
             self.transcript.add_reply(problem, "warn")
         self.composer.focus_input()
-        if self.feed.dirty:  # events from before the app ran: their wake-up was refused
-            self._wake()
         if not AgentApp._frozen:
             # What is alive now (Textual, Rich, the conversation) lives as long as the
             # process: keep it out of the collector's full passes, which pause frames.
@@ -177,13 +201,62 @@ class AgentApp(App[int]):
             AgentApp._frozen = True
         gc.enable()  # the start ran without it (commands/opening.py): from here on it runs
 
+    async def _show_opened(self) -> None:
+        """The session's part of the screen: its status, plan and conversation."""
+        self.interactive.questions.answer = self._ask
+        self._show_status()
+        self.plan_view.plan = self.session.conversation.plan
+        await self.transcript.show(self.session.conversation.items)
+        self._welcome()
+        for warning in self.interactive.commands.take_warnings():
+            self.transcript.add_reply(warning, "warn")
+        if self.feed.dirty:  # events from before the app ran: their wake-up was refused
+            self._wake()
+
+    def _show_opening(self) -> None:
+        """The status line and the welcome from the settings alone (a new conversation)."""
+        from agent_cli.frontends.tui.welcome import Welcome
+
+        status = self.status
+        status.set_workspace(self.workspace)
+        status.model = self.settings.model or "…"
+        status.mode = self.settings.mode or "ask"
+        self.welcome = Welcome(self.workspace, status.model, status.mode)
+        self.transcript.mount(self.welcome)
+
     def on_ready(self) -> None:
         """The first frame is out: now what it did not need (their threads and round trips
         would only have delayed it); the status line fills in as they come."""
+        if self.ready:
+            self._after_first_frame()
+        else:
+            self._open_session()
+
+    def _after_first_frame(self) -> None:
         self._git_status()
         self._warm_up(Palette.from_app(self))
         self._connect()
         self._load_commands()
+
+    @work(group="open")
+    async def _open_session(self) -> None:
+        """Build the session (after the first frame), then show it and send what waited."""
+        assert self._opening is not None
+        try:
+            interactive = await self._opening()
+        except AgentError as e:  # as it would have been said without the app: on its end
+            self.opening_error = e
+            self.exit(1)
+            return
+        self._interactive = interactive
+        self.composer.resources = interactive.resources  # what `@server:` completes
+        interactive.on_switch.append(self._switched)
+        self._unsubscribe = self._subscribe(interactive.session)
+        await self._show_opened()
+        self._after_first_frame()
+        early, self._early = self._early, []
+        for event in early:
+            self._send(event)
 
     @work(group="commands")
     async def _load_commands(self) -> None:
@@ -254,7 +327,8 @@ class AgentApp(App[int]):
         """Stop listening to the session (the app has ended; the session goes on closing)."""
         self._unsubscribe()
         self._unsubscribe = lambda: None
-        self.interactive.on_switch.remove(self._switched)
+        if self.ready and self._switched in self.interactive.on_switch:
+            self.interactive.on_switch.remove(self._switched)
 
     def _streamed_text(self, item: AssistantItem) -> tuple[str, str, bool]:
         return self.feed.streamed(item)
@@ -493,6 +567,10 @@ class AgentApp(App[int]):
 
     @on(Composer.Send)
     def _send(self, event: Composer.Send) -> None:
+        if not self.ready:  # the session is still being built: it goes once it is
+            self._early.append(event)
+            self.composer.sent(event.text)
+            return
         text = event.text
         if event.images and (self.session.running or text.startswith("/")):
             # Steered and queued messages are text; images go with a message of their own.
@@ -527,6 +605,8 @@ class AgentApp(App[int]):
 
     def _recall_pending(self) -> str | None:
         """Up in an empty input: the last waiting message leaves the list, to be edited."""
+        if not self.ready:
+            return None
         waiting = self.session.pending.messages
         if not waiting or self.session.pending.drop(waiting[-1].id) is None:
             return None
@@ -535,6 +615,8 @@ class AgentApp(App[int]):
 
     def _drop_pending(self) -> bool:
         """Escape in an empty input: the last waiting message is dropped."""
+        if not self.ready:
+            return False
         waiting = self.session.pending.messages
         if not waiting or self.session.pending.drop(waiting[-1].id) is None:
             return False
@@ -621,10 +703,17 @@ class AgentApp(App[int]):
         """An empty conversation opens with the welcome where the transcript will be."""
         from agent_cli.frontends.tui.welcome import Welcome
 
+        conversation = self.session.conversation
+        if (
+            isinstance(self.welcome, Welcome)
+            and not conversation.items
+            and self.welcome.is_attached
+        ):
+            self.welcome.show(self.status.model, self.session.mode)  # painted before it opened
+            return
         if self.welcome is not None:
             self.welcome.remove()
             self.welcome = None
-        conversation = self.session.conversation
         if not conversation.items:
             workspace, model = self.interactive.workspace, self.status.model
             self.welcome = Welcome(workspace, model, self.session.mode)
@@ -675,7 +764,7 @@ class AgentApp(App[int]):
     def _empty_escape(self) -> None:
         """Escape in an empty input: drop the last waiting message; with none waiting and
         no run going, a second Escape soon after opens the messages to rewind to."""
-        if self._drop_pending():
+        if self._drop_pending() or not self.ready:
             return
         if self.session.running:  # nothing waits to be dropped: Escape stops, as Ctrl+C does
             self._stop_run()
@@ -703,7 +792,7 @@ class AgentApp(App[int]):
         if self.screen is not self.screen_stack[0] or event.key in self.screen.active_bindings:
             return
         if event.key == "escape":
-            if self.session.running and (self.focused is not prompt or prompt.text):
+            if self.ready and self.session.running and (self.focused is not prompt or prompt.text):
                 event.stop()  # stop at once: what waits goes back to the input
                 self._stop_run()
             return
@@ -738,10 +827,10 @@ class AgentApp(App[int]):
             self.screen.clear_selection()
             self.notify("Copied the selected text.")
             return
-        if self.interactive.own.running is not None:
+        if self.ready and self.interactive.own.running is not None:
             self.interactive.own.running.stop()
             return
-        if self.session.running:
+        if self.ready and self.session.running:
             self._stop_run()
             return
         if prompt.text:
@@ -775,6 +864,8 @@ class AgentApp(App[int]):
 
     @on(SearchBar.Find)
     async def _find(self, event: SearchBar.Find) -> None:
+        if not self.ready:
+            return
         items = self.session.conversation.items
         if event.query != self._query:
             self._query = event.query

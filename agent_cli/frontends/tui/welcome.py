@@ -22,9 +22,17 @@ class Welcome(Steady, Static):
     """A few lines, in the theme's muted colours."""
 
     def __init__(self, workspace: Path, model: str, mode: str) -> None:
+        self.workspace = workspace
+        super().__init__(self._lines(model, mode), id="welcome")
+
+    def show(self, model: str, mode: str) -> None:
+        """The model and mode as the session has them (it may open after the first frame)."""
+        self.update(self._lines(model, mode))
+
+    def _lines(self, model: str, mode: str) -> Content:
         lines = [
             # The folder's name, as on the status line (the full path is its tooltip).
-            Content.from_markup("[b]agent[/b] in [b]$where", where=workspace.name or "/"),
+            Content.from_markup("[b]agent[/b] in [b]$where", where=self.workspace.name or "/"),
             Content.from_markup(
                 "[$foreground-muted]model [/]$model[$foreground-muted] · mode [/]$mode",
                 model=model or "…",
@@ -34,4 +42,4 @@ class Welcome(Steady, Static):
         ]
         for key, what in HINTS:
             lines.append(Content.from_markup("[b $accent]$key[/]$what", key=f"{key:<8}", what=what))
-        super().__init__(Content("\n").join(lines), id="welcome")
+        return Content("\n").join(lines)

@@ -17,6 +17,7 @@ from rich.console import RenderableType
 from textual.screen import Screen
 
 from agent_cli.frontends.interactive import Interactive
+from agent_cli.frontends.tui import markdown_flow, status_line
 from agent_cli.frontends.tui.app import FLUSH_SECONDS, AgentApp
 from agent_cli.frontends.tui.assistant_view import AssistantView
 from agent_cli.settings import Settings
@@ -121,6 +122,10 @@ async def test_one_flush_paints_exactly_one_frame(
             yield group
 
     fake.add(Scripted(events[0], more=released))
+    # A pause in the stream gets frames of its own by design (a block's late relayout, the
+    # run's clock): on a busy machine each step here may be such a pause. Not this test's.
+    monkeypatch.setattr(markdown_flow, "STREAMING_RETRY_SECONDS", 3600.0)
+    monkeypatch.setattr(status_line, "TICK_SECONDS", 3600.0)
     frames: list[int] = []
     display = AgentApp._display
 

@@ -3,8 +3,10 @@ bring (the model, the context window, the branch) fills the status line after it
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import socket
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -12,13 +14,16 @@ from rich.console import RenderableType
 from textual.screen import Screen
 
 from agent_cli import wiring
+from agent_cli.errors import ConfigError
 from agent_cli.frontends.interactive import Interactive
 from agent_cli.frontends.tui.app import AgentApp
 from agent_cli.frontends.tui.notice_view import NoticeView
 from agent_cli.settings import Settings, load_settings
 from agent_cli.wiring import Opening
-from tests.frontends.tui.support import SIZE, until
-from tests.support.fake_openai import FakeOpenAI
+from tests.frontends.tui.support import SIZE, send, settle, until
+from tests.support.fake_openai import FakeOpenAI, text
+
+Opening_ = Callable[[], Awaitable[Interactive]] | None  # how run_tui may be given the session
 
 
 async def test_the_route_connects_after_the_first_frame_and_fills_the_status_line(
@@ -112,12 +117,15 @@ def test_the_tui_starts_without_the_collector_and_turns_it_on_at_its_first_frame
 
     seen: dict[str, bool] = {}
 
-    async def run_tui(interactive: Interactive, settings: Settings) -> int:
-        seen["before"] = gc.isenabled()  # settings, wiring and the Session were built
-        app = AgentApp(interactive, settings)
+    async def run_tui(
+        interactive: Interactive | None, settings: Settings, *, opening: Opening_ = None
+    ) -> int:
+        seen["before"] = gc.isenabled()  # the settings were read
+        app = AgentApp(interactive, settings, opening=opening)
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.status.model != "")
+            await until(pilot, lambda: app.ready and app.status.model != "")
             seen["mounted"] = gc.isenabled()
+        await app.interactive.aclose()
         return 0
 
     monkeypatch.setattr(tui, "run_tui", run_tui)
@@ -125,3 +133,63 @@ def test_the_tui_starts_without_the_collector_and_turns_it_on_at_its_first_frame
     assert opening.open_front_end(Flags(), Opening(), False, str(workspace)) == 0
     assert seen == {"before": False, "mounted": True}
     assert gc.isenabled()
+
+
+async def test_a_new_conversation_is_painted_before_its_session_and_what_is_sent_waits(
+    settings: Settings, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+):
+    """A bare `agent`: the first frame (input, status line, welcome) goes out before the
+    session is built (in a worker, after it); a message sent meanwhile is not lost."""
+    gate = asyncio.Event()
+    opened: list[Interactive] = []
+
+    async def opening() -> Interactive:
+        await gate.wait()  # the test says when the session may be built
+        interactive = await wiring.open_interactive(settings, Opening(), "ask", connect=False)
+        opened.append(interactive)
+        return interactive
+
+    frames: list[bool] = []  # whether the session was ready, in each frame
+    display = AgentApp._display
+
+    def counted(app: AgentApp, screen: Screen, renderable: RenderableType | None) -> None:
+        if renderable is not None:
+            frames.append(app.ready)
+        display(app, screen, renderable)
+
+    monkeypatch.setattr(AgentApp, "_display", counted)
+    fake.add(text("Hello there."))
+    app = AgentApp(None, settings, opening=opening)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: bool(frames))
+            assert frames[0] is False and not app.ready
+            assert app.welcome is not None and "agent in" in str(app.welcome.render())
+            assert app.status.workspace == settings.workspace.name
+            await send(pilot, app, "hi")  # before the session exists
+            assert app.composer.input.text == "", "taken, as a message sent is"
+            assert fake.requests == []
+            gate.set()
+            await until(pilot, lambda: app.ready)
+            await until(pilot, lambda: app.status.model == "openai/m1")  # connected after
+            await settle(pilot, app)
+            items = app.session.conversation.items
+            assert [type(i).__name__ for i in items] == ["UserItem", "AssistantItem"]
+            assert items[0].text == "hi" and items[1].text == "Hello there."  # type: ignore[union-attr]
+            assert app.welcome is None, "gone with the first message"
+    finally:
+        for interactive in opened:
+            await interactive.aclose()
+
+
+async def test_a_session_that_cannot_be_opened_ends_the_app_and_is_said_after_it(
+    settings: Settings,
+):
+    async def opening() -> Interactive:
+        raise ConfigError("agent: no such agent 'nobody' — `agent agents` lists them")
+
+    app = AgentApp(None, settings, opening=opening)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.opening_error is not None)
+    assert app.return_value == 1
+    assert "nobody" in str(app.opening_error)
