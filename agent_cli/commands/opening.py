@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agent_cli.engine.opening import Opening
-    from agent_cli.frontends.interactive import Interactive, Questions
+    from agent_cli.frontends.interactive import Interactive
     from agent_cli.settings import Flags
 
 
@@ -63,8 +63,11 @@ def _open(flags: Flags, opening: Opening, plain: bool, cwd: str | None, agent: s
         print(f"agent: {warning}", file=sys.stderr)
     mode = settings.mode or "ask"
 
-    async def build(questions: Questions) -> Interactive:
+    async def build() -> Interactive:
         from agent_cli import wiring
+        from agent_cli.frontends.interactive import Questions
+
+        questions = Questions()  # the TUI answers them with a modal once it shows the session
 
         ask_trust: wiring.AskTrust | None = None
         if plain and sys.stdin.isatty():
@@ -78,17 +81,14 @@ def _open(flags: Flags, opening: Opening, plain: bool, cwd: str | None, agent: s
         )
 
     async def go() -> int:
-        from agent_cli.frontends.interactive import Questions
-
-        questions = Questions()  # the TUI answers them with a modal once it runs
         if not plain and agent is None and not (opening.resume or opening.continue_last):
             # A new conversation: the screen first, the session built after its first frame
             # (~80 ms of engine, tools and settings the first frame does not need).
             from agent_cli.frontends.tui import run_tui
 
-            return await run_tui(None, settings, opening=lambda: build(questions))
+            return await run_tui(None, settings, opening=build)
         # A conversation to open (its visible page is the first frame), or the line REPL.
-        interactive = await build(questions)
+        interactive = await build()
         try:
             if plain:
                 from agent_cli.frontends.line import run_line

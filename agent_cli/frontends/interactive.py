@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from agent_cli.engine.items import AssistantItem, Conversation, UserItem
 from agent_cli.engine.session import Session
@@ -29,7 +29,14 @@ from agent_cli.frontends.prompt_commands import (
     line_of,
 )
 from agent_cli.frontends.rewinding import RewindOffer
-from agent_cli.media import Image, Prompt
+from agent_cli.frontends.slash import (  # noqa: F401  (they are named here too)
+    COMMANDS,
+    MENTION_SKIPPED_FOLDERS,
+    Action,
+    Command,
+    Reply,
+)
+from agent_cli.media import Prompt
 from agent_cli.policy.modes import MODES, MODES_TEXT
 from agent_cli.providers.base import ModelInfo
 from agent_cli.settings import Price
@@ -37,78 +44,8 @@ from agent_cli.settings import Price
 if TYPE_CHECKING:
     from agent_cli.engine.resources import ResourceSource
 
-# Folders `@path` completion never lists files from: tools', caches and builds.
-MENTION_SKIPPED_FOLDERS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", "build", "dist",
-     "target", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox", ".cache",
-     ".hypothesis", ".idea", ".next", ".gradle"}
-)  # fmt: skip
 NOT_YET = "`{name}` is not available yet in this version."
 
-Action = Literal[
-    "",
-    "quit",
-    "clear",
-    "new",
-    "switched",
-    "theme",
-    "pick_session",
-    "pick_model",
-    "pick_agent",
-    "pick_shell",
-    "pick_rewind",
-    "rewound",  # `argument` is the rewound message's text, back in the input to edit
-    "pick_theme",
-    "pick_mode",
-    "pick_skill",
-    "pick_mcp",
-    "send",  # `argument` is a message to send (a prompt command's expansion)
-    "copy",
-]
-
-
-class Reply(NamedTuple):
-    text: str  # Markdown for the person
-    level: Literal["info", "warn", "error"] = "info"
-    action: Action = ""
-    argument: str = ""  # e.g. the theme name for "theme"
-    images: tuple[Image, ...] = ()  # of "send": what the message brings (an MCP prompt's)
-
-    def message(self) -> str | Prompt:
-        """The message of a "send": its text, with its images if it has some."""
-        return Prompt(self.argument, self.images) if self.images else self.argument
-
-
-@dataclass(frozen=True)
-class Command:
-    name: str
-    summary: str
-    usage: str = ""
-
-
-COMMANDS: tuple[Command, ...] = (
-    Command("help", "list the commands and keys"),
-    Command("mode", "show or switch the mode", f"/mode [{'|'.join(MODES)}]"),
-    Command("plan", "plan mode: read, then approve a plan (or show the plan)"),
-    Command("model", "show or switch the model", "/model [NAME]"),
-    Command("new", "start a new conversation"),
-    Command("sessions", "list this folder's conversations, or resume one", "/sessions [ID]"),
-    Command("compact", "summarise older items to free context", "/compact [FOCUS]"),
-    Command("clear", "clear the screen (the conversation is kept)"),
-    Command("agent", "hand the conversation to another agent", "/agent [ID]"),
-    Command("skills", "list the skills, or switch one on or off", "/skills [on|off NAME]"),
-    Command("mcp", "list the MCP servers, or restart one", "/mcp [restart NAME]"),
-    Command("diff", "show the workspace's git diff"),
-    Command("tasks", "list the scheduled tasks and how each last ran"),
-    Command("shells", "list the background commands, or end one", "/shells [kill ID]"),
-    Command("undo", "revert the agent's last file changes in this conversation"),
-    Command("copy", "copy the last answer to the clipboard"),
-    Command("rewind", "take an earlier message and what followed back, to edit", "/rewind [N]"),
-    Command("fork", "go on in a copy of this conversation (the original is kept)"),
-    Command("init", "ask the agent to write or update the project's AGENTS.md", "/init [FOCUS]"),
-    Command("theme", "show or switch the theme", "/theme [NAME]"),
-    Command("quit", "leave"),
-)
 LATER: set[str] = set()  # commands whose back ends are not built yet
 
 

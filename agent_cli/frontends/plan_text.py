@@ -16,11 +16,13 @@ import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from agent_cli.engine.session import Session
 from agent_cli.policy.modes import IMPLEMENT_MODES
 from agent_cli.tools.plan import MAX_STEPS, Plan, PlanStatus, PlanStep
+
+if TYPE_CHECKING:
+    from agent_cli.engine.session import Session
 
 MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 STATUS_OF_MARK: dict[str, PlanStatus] = {

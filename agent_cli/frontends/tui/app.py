@@ -29,10 +29,9 @@ from textual.widget import AwaitMount, Widget
 
 from agent_cli.engine.elicitation import ElicitationRequest
 from agent_cli.engine.items import AssistantItem, NoticeItem, ToolItem
-from agent_cli.engine.session import Session
 from agent_cli.errors import AgentError
-from agent_cli.frontends.interactive import COMMANDS, Command, Interactive, Reply
 from agent_cli.frontends.plan_text import PlanAnswer, card_due, implement
+from agent_cli.frontends.slash import COMMANDS, Command, Reply
 from agent_cli.frontends.tui import themes
 from agent_cli.frontends.tui.activity import doing
 from agent_cli.frontends.tui.approval_queue import ApprovalQueue
@@ -55,6 +54,8 @@ from agent_cli.settings import Settings
 from agent_cli.tools.mcp_forms import CANCEL, ElicitAnswer
 
 if TYPE_CHECKING:
+    from agent_cli.engine.session import Session
+    from agent_cli.frontends.interactive import Interactive
     from agent_cli.frontends.tui.form_card import FormCard
 
 FLUSH_SECONDS = 1 / 30  # the most often streamed text reaches the screen

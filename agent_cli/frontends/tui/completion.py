@@ -14,12 +14,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from agent_cli.frontends.interactive import COMMANDS, MENTION_SKIPPED_FOLDERS, Command
 from agent_cli.frontends.resource_completion import (
     resource_candidates,
     server_candidates,
     split_query,
 )
+from agent_cli.frontends.slash import COMMANDS, MENTION_SKIPPED_FOLDERS, Command
 
 if TYPE_CHECKING:
     from agent_cli.frontends.resource_completion import Listing

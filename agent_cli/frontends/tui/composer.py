@@ -21,7 +21,7 @@ from textual.widgets import OptionList, Static, TextArea
 
 from agent_cli.errors import ClipboardError, ImageError
 from agent_cli.frontends.clipboard import clipboard_image, image_from_paste
-from agent_cli.frontends.interactive import COMMANDS, Command
+from agent_cli.frontends.slash import COMMANDS, Command
 from agent_cli.frontends.tui.completion import (
     Token,
     command_candidates,
