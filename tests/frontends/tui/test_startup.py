@@ -166,6 +166,9 @@ async def test_a_new_conversation_is_painted_before_its_session_and_what_is_sent
             assert frames[0] is False and not app.ready
             assert app.welcome is not None and "agent in" in str(app.welcome.render())
             assert app.status.workspace == settings.workspace.name
+            app.composer.input.set_text("draft")
+            await pilot.press("escape", "ctrl+c")  # keys that ask the session: nothing yet
+            assert app.composer.input.text == "", "Ctrl+C cleared the input, as when idle"
             await send(pilot, app, "hi")  # before the session exists
             assert app.composer.input.text == "", "taken, as a message sent is"
             assert fake.requests == []
