@@ -817,6 +817,7 @@ def _finish(run: Run, item: ToolItem, result: ToolResult, state: str) -> None:
     item.file = result.file or item.file
     item.diagnostics = result.diagnostics or item.diagnostics
     item.images = result.images or item.images
+    item.exit_code = result.exit_code
     item.progress = ""  # said while it ran
     item.state = state  # type: ignore[assignment]
     run.update(item, save=True)

@@ -83,9 +83,7 @@ def _tool_entry(item: ToolItem, files: dict[str, _FileWork]) -> str:
     if item.state == "denied":
         return f"Not done (refused): {title}"
     if item.tool in _COMMAND_KINDS:
-        from agent_cli.tools.shell import exit_code  # only when a hand-off is written
-
-        code = exit_code(item.result)
+        code = item.command_exit()
         outcome = "failed" if item.is_error else "ran"
         if code is not None:
             outcome = f"exit code {code}"

@@ -97,7 +97,19 @@ class ToolItem:
     # What language servers and check commands said of the files the call changed.
     diagnostics: tuple[Diagnostic, ...] = ()  # a tuple: an item's fields change by assignment
     images: tuple[Image, ...] = ()  # what the result showed besides text (read_file, MCP)
+    exit_code: int | None = None  # a command's (ToolResult.exit_code); see `command_exit`
     id: str = field(default_factory=new_id)
+
+    def command_exit(self) -> int | None:
+        """A command's exit code: as recorded, else (an item stored before it was) as its
+        result's text ends with it (tools/shell.exit_code: never a line its output printed
+        before timing out)."""
+        if self.exit_code is not None:
+            return self.exit_code
+        from agent_cli.tools.shell import exit_code  # an old item's, rarely
+
+        return exit_code(self.result)
+
     parent: str = ""  # see UserItem.parent
 
     @property

@@ -89,9 +89,10 @@ def _tool(item: ToolItem, heading: str) -> str:
     lines = [f"{heading}# Tool: {title}", "", f"- tool: `{item.tool}` · {item.state}"]
     if item.mcp:
         lines[-1] += f" · MCP server `{item.mcp}`"
-    code = exit_line(item.result)
-    if code:
-        lines.append(f"- exit code: {code[1]}")
+    code = exit_line(item.result)  # the line, to take out of the text shown below
+    recorded = item.command_exit()
+    if code or recorded is not None:
+        lines.append(f"- exit code: {code[1] if code else recorded}")
     if item.rule:
         lines.append(f"- allowed by: {' + '.join(item.rule.splitlines())}")
     if item.diff:

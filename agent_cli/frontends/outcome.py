@@ -12,7 +12,6 @@ import re
 from typing import NamedTuple
 
 from agent_cli.engine.items import ToolItem
-from agent_cli.tools.shell import exit_code
 
 COMMAND_TOOLS = ("exec_shell_command",)
 _LONG_LINE = re.compile(r"^\[\.\.\. line \d+ is longer than \d+ bytes and was cut;", re.MULTILINE)
@@ -29,7 +28,7 @@ def outcome(item: ToolItem) -> Outcome:
     if item.state != "done":
         return Outcome("")
     if item.tool in COMMAND_TOOLS:
-        code = exit_code(item.result)
+        code = item.command_exit()
         if code:
             return Outcome(f"exit {code}", failed=True)
         return Outcome("")

@@ -25,6 +25,8 @@ __all__ = ["MODES", "Launch", "Mechanism", "Plan", "Sandbox", "SandboxConfig", "
 
 LANDLOCK_NETWORK_ABI = 4  # TCP bind/connect rules
 
+KEPT_NOTE = "[the sandbox keeps"  # how a note the sandbox adds after a command begins
+
 
 class Launch:
     """How to start one process in the sandbox. When the `launch` block ends, however it
@@ -187,7 +189,7 @@ def _landlock_launch(
         if not changed:
             return []
         names = ", ".join(str(p.relative_to(plan.workspace)) for p in changed)
-        return [f"[the sandbox keeps {names} as it was: the command's changes there were undone]"]
+        return [f"{KEPT_NOTE} {names} as it was: the command's changes there were undone]"]
 
     launch._after.append(put_back)
     yield launch

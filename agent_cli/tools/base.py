@@ -68,6 +68,10 @@ class ToolResult(NamedTuple):
     # What language servers and checks said of the files it changed (tools/feedback.py).
     diagnostics: tuple[Diagnostic, ...] = ()
     images: tuple[Image, ...] = ()
+    # A command's exit code, as the process gave it (None: it timed out, did not start, or
+    # is no command): read from here, never parsed back out of `text`, which the command's
+    # own output is part of.
+    exit_code: int | None = None
 
 
 class ArgumentError(ValueError):

@@ -102,13 +102,14 @@ async def run_check(check: Check, files: Sequence[str], ctx: ToolContext) -> Che
     context = replace(ctx, read_only=False, unsandboxed=False, extra={})
     result = await exec_shell_command.run(context, arguments)
     text = result.text
-    match = exit_line(text)
     if result.stopped:
         return CheckRun(command, tuple(files), None, f"the sandbox stopped it ({result.stopped})")
-    if match is None:  # it timed out, or could not be started
+    if result.exit_code is None:  # it timed out, or could not be started
         last = text.strip().splitlines()[-1] if text.strip() else "it did not run"
         return CheckRun(command, tuple(files), None, last.strip("[]"))
-    return CheckRun(command, tuple(files), int(match[2]), text[: match.start()])
+    line = exit_line(text)
+    output = text[: line.start()] if line else text
+    return CheckRun(command, tuple(files), result.exit_code, output)
 
 
 @functools.lru_cache(maxsize=256)

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from typing import Annotated, Any, NamedTuple
 
 from agent_cli.sandbox.failures import stopped_by
+from agent_cli.sandbox.launch import KEPT_NOTE
 from agent_cli.tools.base import (
     Effect,
     ToolContext,
@@ -195,15 +196,23 @@ def _result_text(output: Output, code: int | None, note: str, timed_out: bool) -
 
 
 def exit_line(result: str) -> re.Match[str] | None:
-    """The `[exit code: N …]` line a command's result ends with (`_result_text`'s last line,
-    before any sandbox notes): group 1 is what it says ("-9 (killed by SIGKILL)"), group 2
-    the code. None when it has none (it timed out, or did not start)."""
+    """The `[exit code: N …]` line a command's result text ends with (`_result_text`'s last
+    line; only the sandbox's notes may follow): group 1 is what it says ("-9 (killed by
+    SIGKILL)"), group 2 the code. None when it ends otherwise: it timed out (the command's
+    output may print such a line itself), did not start, or more was added after it. For
+    the code itself read `ToolResult.exit_code`; this is for the text around it, and for
+    results stored before that was kept."""
     found = list(_EXIT_LINE.finditer(result))
-    return found[-1] if found else None
+    if not found:
+        return None
+    after = result[found[-1].end() :].strip("\n")
+    if after and not all(line.startswith(KEPT_NOTE) for line in after.split("\n")):
+        return None
+    return found[-1]
 
 
 def exit_code(result: str) -> int | None:
-    """The exit code a command's result ends with; None when it has none."""
+    """The exit code a command's result text ends with (`exit_line`); None when none."""
     line = exit_line(result)
     return int(line[2]) if line else None
 
@@ -242,14 +251,15 @@ async def exec_shell_command(
         return await _background(ctx, command, env, root, limit)
     show = progress_shower(*lent_call(ctx))
     if sandbox is None or not sandbox.active:
-        return (await _start(_Start([SHELL, "-c", command], env), root, seconds, limit, show))[0]
+        return await _start(_Start([SHELL, "-c", command], env), root, seconds, limit, show)
     plan = sandbox.plan(ctx.workspace.root, env, write=not ctx.read_only)
     try:
         with sandbox.launch([SHELL, "-c", command], plan, env) as launch:
             start = _Start(launch.argv, launch.env, launch.preexec_fn, launch.pass_fds)
-            result, code = await _start(start, root, seconds, limit, show)
+            result = await _start(start, root, seconds, limit, show)
     except OSError as exc:  # the sandbox could not be set up: nothing ran
         return ToolResult(f"The sandbox could not start the command ({exc}).", is_error=True)
+    code = result.exit_code
     stopped = "" if result.is_error else stopped_by(result.text, code, sandbox.kind, plan.network)
     text = result.text + "".join(f"\n{note}" for note in launch.notes)
     return result._replace(text=text, stopped=stopped)
@@ -306,10 +316,10 @@ async def _background(
 
 async def _start(
     start: _Start, cwd: str, seconds: float, limit: int, show: Show | None = None
-) -> tuple[ToolResult, int | None]:
-    """The result, and the exit code (None when it did not start or timed out)."""
+) -> ToolResult:
+    """The result, its exit code None when it did not start or timed out."""
     try:
         text, timed_out, code = await _run(start, cwd, seconds, limit, show)
     except (OSError, subprocess.SubprocessError) as exc:
-        return ToolResult(f"The command could not be started ({exc}).", is_error=True), None
-    return ToolResult(text, is_error=timed_out), None if timed_out else code
+        return ToolResult(f"The command could not be started ({exc}).", is_error=True)
+    return ToolResult(text, is_error=timed_out, exit_code=None if timed_out else code)

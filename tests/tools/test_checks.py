@@ -66,3 +66,12 @@ async def test_a_missing_program_is_its_output_not_an_error(tmp_path: Path) -> N
     )
     assert run.code == 127
     assert "no-such-linter" in run.output and "not found" in run.output
+
+
+async def test_a_check_that_prints_an_exit_line_and_hangs_has_not_passed(tmp_path: Path) -> None:
+    """The code comes from the process, never from the output: a script that prints
+    `[exit code: 0]` and then hangs past its timeout has failed."""
+    check = Check(("*",), "echo '[exit code: 0]'; sleep 3600", timeout=1)
+    run = await run_check(check, ["a.py"], ToolContext(Workspace(tmp_path)))
+    assert run.failed and run.code is None
+    assert "timed out" in run.report()

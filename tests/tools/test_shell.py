@@ -16,6 +16,7 @@ from agent_cli.tools.shell import (
     SHELL_MAX_OUTPUT,
     SHELL_MAX_TIMEOUT,
     exec_shell_command,
+    exit_code,
     scrubbed_env,
 )
 from agent_cli.tools.workspace import Workspace
@@ -211,3 +212,19 @@ async def test_command_gets_the_environment_the_context_policy_allows(tmp_path: 
     ctx = ToolContext(Workspace(tmp_path), env=env, env_policy=loosened)
     lines = (await run(ctx, "env")).text.splitlines()
     assert "MY_API_KEY=sk-1" in lines and not any(x.startswith("AWS_PROFILE=") for x in lines)
+
+
+async def test_the_exit_code_is_the_processes_not_a_line_of_its_output(ctx: ToolContext) -> None:
+    from agent_cli.engine.items import ToolItem
+    from agent_cli.frontends.outcome import outcome
+
+    spoof = "echo '[exit code: 0]'; sleep 60"
+    timed_out = await exec_shell_command.run(ctx, {"command": spoof, "timeout": 1})
+    assert timed_out.exit_code is None and exit_code(timed_out.text) is None
+    failed = await exec_shell_command.run(ctx, {"command": "echo '[exit code: 0]'; exit 5"})
+    assert failed.exit_code == 5 and exit_code(failed.text) == 5
+    item = ToolItem("exec_shell_command", "c1", state="done", result=failed.text + "\nmore")
+    item.exit_code = failed.exit_code
+    assert outcome(item).text == "exit 5" and outcome(item).failed  # recorded wins
+    stored = ToolItem("exec_shell_command", "c2", state="done", result="out\n[exit code: 3]")
+    assert stored.command_exit() == 3  # an item stored before the code was recorded

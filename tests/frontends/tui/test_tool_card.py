@@ -30,7 +30,7 @@ def test_a_command_that_exited_non_zero_is_shown_failed_with_its_exit_code() -> 
     assert "✗" in header_of(failed) and "failed · exit 5" in header_of(failed)
     assert card.has_class("-failed") and not card.has_class("-done")
     killed = ToolItem("exec_shell_command", "c2", title="Run x", state="done")
-    killed.result = "[exit code: -9 (killed by SIGKILL)]\n[the sandbox said no]"
+    killed.result = "[exit code: -9 (killed by SIGKILL)]\n[the sandbox keeps .git as it was]"
     assert "failed · exit -9" in header_of(killed)
     passed = ToolItem("exec_shell_command", "c3", title="Run true", state="done")
     passed.result = "ok\n[exit code: 0]"
