@@ -262,15 +262,29 @@ class Session:
         return self.pending.add(text, "queue")
 
     async def _send(self, messages: Sequence[str | Prompt]) -> RunResult:
-        attached = [await self._attach(message) for message in messages]
         run = self._begin()
-        self.conversation.set_title_from(attached[0].prompt.text)
         turn = logs.new_turn_id()  # the turn's correlation id: its items and log lines
-        for prompt, problems in attached:
-            run.add(UserItem(prompt.text, prompt.images, prompt.attachments, turn=turn))
-            for problem in problems:
-                run.notice(problem, "warn")
-        return await self._go(run, lambda backend: backend.run(run), turn)
+
+        async def add_messages() -> None:
+            """Within the run, so a stop ends a slow read of what they mention (a server
+            to start, a login): then they are kept as written, and the run ends there."""
+            from agent_cli.engine.mentions import Attached
+
+            attached: list[Attached] = []
+            try:
+                for message in messages:
+                    attached.append(await self._attach(message))
+            finally:
+                for message in messages[len(attached) :]:
+                    prompt = message if isinstance(message, Prompt) else Prompt(message)
+                    attached.append(Attached(prompt, []))
+                self.conversation.set_title_from(attached[0].prompt.text)
+                for prompt, problems in attached:
+                    run.add(UserItem(prompt.text, prompt.images, prompt.attachments, turn=turn))
+                    for problem in problems:
+                        run.notice(problem, "warn")
+
+        return await self._go(run, lambda backend: backend.run(run), turn, add_messages)
 
     async def _attach(self, message: str | Prompt) -> Attached:
         """The message with what its `@path` mentions name, read in a thread, and the MCP
@@ -333,11 +347,16 @@ class Session:
         return run
 
     async def _go(
-        self, run: Run, work: Callable[[Backend], Awaitable[RunResult]], turn: str = ""
+        self,
+        run: Run,
+        work: Callable[[Backend], Awaitable[RunResult]],
+        turn: str = "",
+        first: Callable[[], Awaitable[None]] | None = None,
     ) -> RunResult:
+        """Run `work` (after `first`, in the same task: a stop ends either)."""
         self.save()
         turn = turn or logs.new_turn_id()
-        self._task = asyncio.ensure_future(logs.in_turn(turn, self._do_run(run, work)))
+        self._task = asyncio.ensure_future(logs.in_turn(turn, self._do_run(run, work, first)))
         try:
             result = await asyncio.shield(self._task)
         except asyncio.CancelledError:
@@ -390,8 +409,15 @@ class Session:
 
     # ----------------------------------------------------------- internals
 
-    async def _do_run(self, run: Run, work: Callable[[Backend], Awaitable[RunResult]]) -> RunResult:
+    async def _do_run(
+        self,
+        run: Run,
+        work: Callable[[Backend], Awaitable[RunResult]],
+        first: Callable[[], Awaitable[None]] | None = None,
+    ) -> RunResult:
         try:
+            if first is not None:
+                await first()
             if self._backend is None:
                 made = self._backend_factory(self.conversation)
                 self._backend = await made if inspect.isawaitable(made) else made

@@ -132,7 +132,7 @@ async def test_a_rewind_is_refused_during_a_run_and_for_an_unknown_message(
 
     session, _, _ = make_session(tmp_path, [], provider=Waiting([answer("a")]))
     run = asyncio.ensure_future(session.send("one"))
-    while not session.running:
+    while not session.conversation.items:  # the run has begun and added the message
         await asyncio.sleep(0)
     with pytest.raises(UsageError, match="stop it first"):
         session.rewind(session.conversation.items[0].id)
