@@ -141,6 +141,10 @@ class Prompt:
     text: str
     images: tuple[Image, ...] = ()
     attachments: tuple[Attachment, ...] = ()
+    # The part of `text` whose `@…` mentions are read (None: all of it). A prompt command's
+    # body is a repository's file or an MCP server's text, not the person's: only the
+    # arguments they typed may name what to attach (a file, another server's resource).
+    mentions: str | None = None
 
 
 def chips(images: tuple[Image, ...], attachments: tuple[Attachment, ...]) -> list[str]:

@@ -300,7 +300,7 @@ def _run(options: RunOptions) -> int:
                 messages = stdin_messages(sys.stdin.buffer, said)
             text = await _expanded(options.prompt, workspace, mcp)
             if isinstance(text, Prompt):  # an MCP prompt's images, then the command line's
-                text = Prompt(text.text, (*text.images, *options.images))
+                text = replace(text, images=(*text.images, *options.images))
             return await run_once(
                 session,
                 Prompt(text, options.images) if options.images and isinstance(text, str) else text,

@@ -14,6 +14,7 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from agent_cli import logs
@@ -293,6 +294,9 @@ class Session:
         from agent_cli.tools.workspace import Workspace
 
         prompt = message if isinstance(message, Prompt) else Prompt(message)
+        if prompt.mentions is not None:  # only these words name what to attach
+            attached = await self._attach(replace(prompt, text=prompt.mentions, mentions=None))
+            return attached._replace(prompt=replace(attached.prompt, text=prompt.text))
         if "@" not in prompt.text:
             return Attached(prompt, [])
         problems: list[str] = []

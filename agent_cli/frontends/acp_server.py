@@ -320,8 +320,9 @@ class Served:
         if self.commands is not None and text.startswith("/"):
             await asyncio.to_thread(self.commands.refresh)
             expanded = await expand_text(self.commands, text)
-            if isinstance(expanded, Prompt):  # an MCP prompt's images go with the message
-                message = replace(message, images=(*expanded.images, *message.images))
+            if isinstance(expanded, Prompt):  # its images go with the message, and only
+                images = (*expanded.images, *message.images)  # the arguments mention
+                message = replace(message, images=images, mentions=expanded.mentions)
                 expanded = expanded.text
             text = expanded
         cancels = self._cancels

@@ -36,7 +36,6 @@ from agent_cli.frontends.slash import (  # noqa: F401  (they are named here too)
     Command,
     Reply,
 )
-from agent_cli.media import Prompt
 from agent_cli.policy.modes import MODES, MODES_TEXT
 from agent_cli.providers.base import ModelInfo
 from agent_cli.settings import Price
@@ -231,9 +230,7 @@ class Interactive:
         said = "\n\n".join(self.commands.take_warnings())
         if self.commands.get(name) is not None:
             message = await self.commands.expand(name, argument)
-            if isinstance(message, Prompt):
-                return Reply(said, "warn", "send", message.text, message.images)
-            return Reply(said, "warn", action="send", argument=message)
+            return Reply(said, "warn", "send", message.text, prompt=message)
         if any(own == name for own, _ in self.session.agent_commands):
             return Reply(said, "warn", action="send", argument=line.strip())
         known = ", ".join(f"/{c.name}" for c in self.command_list())

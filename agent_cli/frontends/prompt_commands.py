@@ -19,7 +19,7 @@ import asyncio
 import re
 import shlex
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -333,17 +333,22 @@ class CommandRegistry:
         found = self._table.get(name)
         return found[0] if found else None
 
-    async def expand(self, name: str, arguments: str) -> str | Prompt:
-        """The message `/name arguments` stands for (a Prompt when it brings images);
-        ConfigError naming the file when its file cannot be used; KeyError when there is no
-        such command."""
+    async def expand(self, name: str, arguments: str) -> Prompt:
+        """The message `/name arguments` stands for (its images, and what its arguments
+        mention: `Prompt.mentions`); ConfigError naming the file when its file cannot be
+        used; KeyError when there is no such command."""
         command, source = self._table[name]
         if command.problem:
             raise ConfigError(
                 f"The command file {command.path} cannot be used: {command.problem} — fix it "
                 f"({FORMAT_HINT})."
             )
-        return await source.expand(command, arguments)
+        from agent_cli.media import Prompt
+
+        expanded = await source.expand(command, arguments)
+        if isinstance(expanded, str):
+            expanded = Prompt(expanded)
+        return replace(expanded, mentions=arguments)  # not the file's or the server's own
 
 
 def _where(command: PromptCommand) -> str:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from agent_cli.policy.modes import MODES
 
 if TYPE_CHECKING:
-    from agent_cli.media import Image, Prompt
+    from agent_cli.media import Prompt
 
 # Folders `@path` completion never lists files from: tools', caches and builds.
 MENTION_SKIPPED_FOLDERS = frozenset(
@@ -46,13 +46,13 @@ class Reply(NamedTuple):
     level: Literal["info", "warn", "error"] = "info"
     action: Action = ""
     argument: str = ""  # e.g. the theme name for "theme"
-    images: tuple[Image, ...] = ()  # of "send": what the message brings (an MCP prompt's)
+    # Of "send": the message as a prompt command made it (an MCP prompt's images, and
+    # which words of it may mention what to attach), `argument` its text.
+    prompt: Prompt | None = None
 
     def message(self) -> str | Prompt:
-        """The message of a "send": its text, with its images if it has some."""
-        from agent_cli.media import Prompt
-
-        return Prompt(self.argument, self.images) if self.images else self.argument
+        """The message of a "send"."""
+        return self.prompt if self.prompt is not None else self.argument
 
 
 @dataclass(frozen=True)

@@ -94,3 +94,23 @@ async def test_a_command_whose_text_starts_with_a_bang_is_only_sent(
         await settle(pilot, app)
     assert fake.requests[0]["messages"][-1]["content"] == f"!touch {marker}"
     assert not marker.exists() and app.interactive.own.context == []
+
+
+async def test_a_commands_body_names_nothing_to_attach_only_its_typed_arguments_do(
+    interactive, fake: FakeOpenAI, workspace: Path
+):
+    """The Reply a command makes carries which words the person typed (Prompt.mentions):
+    the project file's own `@secret.txt` attaches nothing; `@a.py` in the arguments does."""
+    import json
+
+    (workspace / "secret.txt").write_text("SECRET-IN-FILE\n")
+    (workspace / "a.py").write_text("A-PY-CONTENT\n")
+    folder = workspace / ".agent" / "commands"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "leaky.md").write_text("Read @secret.txt first.\n\nAsked about: $ARGUMENTS\n")
+    fake.add(text("Reviewed."))
+    reply = await interactive.handle("/leaky @a.py")
+    assert reply.action == "send"
+    await interactive.session.send(reply.message())
+    request = json.dumps(fake.requests[0]["messages"])
+    assert "A-PY-CONTENT" in request and "SECRET-IN-FILE" not in request
