@@ -12,6 +12,7 @@ files that match are looked at line by line (only matching lines are decoded).
 from __future__ import annotations
 
 import asyncio
+import errno
 import operator
 import os
 import re
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Annotated, Any, AnyStr, Literal
 
 from agent_cli.tools.base import Effect, ToolContext, ToolResult, tool
-from agent_cli.tools.workspace import OutsideWorkspace
+from agent_cli.tools.workspace import FOLDER_FLAGS, OutsideWorkspace
 
 SEARCH_MAX_RESULTS = 100
 """Most entries or matching lines one search returns."""
@@ -107,11 +108,19 @@ Entry = tuple[str, os.DirEntry[str], bool]
 _BY_NAME = operator.attrgetter("name")
 
 
+WALK_MAX_DEPTH = 128
+"""Deepest folder level a walk enters: it keeps one descriptor open per level, so a tree
+nested deeper (made by accident or on purpose) would run out of descriptors."""
+_OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE)
+
+
 def _entries(folder: int, ordered: bool) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(folder) as it:
             return sorted(it, key=_BY_NAME) if ordered else list(it)
-    except OSError:
+    except OSError as exc:
+        if exc.errno in _OUT_OF_DESCRIPTORS:
+            raise  # not "an empty folder": the walk could not go on
         return []
 
 
@@ -122,19 +131,19 @@ def _is_dir(entry: os.DirEntry[str], follow: bool) -> bool:
         return False
 
 
-_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
 def walk(
     top: str | int,
     max_depth: int | None = None,
     pruned: Callable[[str, str], bool] | None = None,
     ordered: bool = True,
+    too_deep: list[str] | None = None,
 ) -> Iterator[Entry]:
     """Every entry under `top`, depth first (in name order if `ordered`); folders in
     SKIPPED_DIRS, links, and those `pruned(relative, name)` refuses are yielded but
-    not entered."""
-    for relative, entry, is_dir, _folder in walk_at(top, max_depth, pruned, ordered):
+    not entered. Folders WALK_MAX_DEPTH levels down are not entered either: they are
+    added to `too_deep`, to say so. Running out of descriptors raises OSError."""
+    walked = walk_at(top, max_depth, pruned, ordered, too_deep)
+    for relative, entry, is_dir, _folder in walked:
         yield relative, entry, is_dir
 
 
@@ -143,6 +152,7 @@ def walk_at(
     max_depth: int | None = None,
     pruned: Callable[[str, str], bool] | None = None,
     ordered: bool = True,
+    too_deep: list[str] | None = None,
 ) -> Iterator[tuple[str, os.DirEntry[str], bool, int]]:
     """`walk`, each entry with a descriptor of its folder (open until the walk moves on),
     to open it by (`dir_fd=`). `top` is a folder's path or descriptor (not closed here).
@@ -167,12 +177,17 @@ def walk_at(
             is_dir = real_dir or (entry.is_symlink() and _is_dir(entry, follow=True))
             yield relative, entry, is_dir, folder
             if (
-                real_dir
-                and entry.name not in SKIPPED_DIRS
-                and (max_depth is None or depth < max_depth)
-                and not (pruned and pruned(relative, entry.name))
-                and (inner := _open(entry.name, folder)) is not None
+                not real_dir
+                or entry.name in SKIPPED_DIRS
+                or (max_depth is not None and depth >= max_depth)
+                or (pruned and pruned(relative, entry.name))
             ):
+                continue
+            if depth >= WALK_MAX_DEPTH:
+                if too_deep is not None:
+                    too_deep.append(relative)
+                continue
+            if (inner := _open(entry.name, folder)) is not None:
                 stack.append((iter(_entries(inner, ordered)), relative, depth + 1, inner))
     finally:
         for *_, folder in stack:
@@ -181,10 +196,13 @@ def walk_at(
 
 def _open(name: str, folder: int | None = None) -> int | None:
     """A folder's descriptor (`name` in `folder`, never through a link); None if it cannot
-    be opened (gone, unreadable, or a link now)."""
+    be opened (gone, unreadable, or a link now). Out of descriptors raises: that is no
+    answer about the folder."""
     try:
-        return os.open(name, _FOLDER, dir_fd=folder)
-    except OSError:
+        return os.open(name, FOLDER_FLAGS | os.O_NOFOLLOW, dir_fd=folder)
+    except OSError as exc:
+        if exc.errno in _OUT_OF_DESCRIPTORS:
+            raise
         return None
 
 
@@ -242,26 +260,50 @@ def _glob(
     try:
         top = ctx.workspace.open_folder(real)
     except (OutsideWorkspace, OSError) as exc:
-        return ToolResult(f"{path} could not be listed: {exc}", is_error=True)
-    names = []
+        return ToolResult(f"{path} could not be listed: {_why(exc)}", is_error=True)
+    names: list[str] = []
+    too_deep: list[str] = []
     try:
-        for relative, entry, is_dir in walk(top, max_depth, pruned, ordered=False):
+        for relative, entry, is_dir in walk(top, max_depth, pruned, False, too_deep):
             if kind != "all" and is_dir != (kind == "dir"):
                 continue
             name = entry.name
             if want.matches(relative, name) and not (drop and drop.matches(relative, name)):
                 names.append(relative + "/" if is_dir else relative)
+    except OSError as exc:
+        return ToolResult(f"{path} could not be listed: {_why(exc)}", is_error=True)
     finally:
         os.close(top)
     names.sort()
     shown = names[: max(1, min(limit, SEARCH_MAX_RESULTS))]
     where = f"under {path or '.'} matching {include or '**'}"
+    deep = _too_deep_note(too_deep)
     if not names:
-        return ToolResult(f"No {_kinds(kind)} {where}.")
+        return ToolResult(f"No {_kinds(kind)} {where}.{deep}")
     head = f"{len(names)} entries {where}"
     if len(shown) < len(names):
         head += f" (showing {len(shown)}; narrow include or path to see the rest)"
-    return ToolResult(head + ":\n" + "\n".join(shown))
+    return ToolResult(head + ":\n" + "\n".join(shown) + deep.replace(" ", "\n", 1))
+
+
+def _why(exc: OSError) -> str:
+    """The reason in words: a refusal's own sentence, or what the system said."""
+    if isinstance(exc, OutsideWorkspace):
+        return str(exc)
+    if exc.errno in _OUT_OF_DESCRIPTORS:
+        return "too many files are open at once; close some programs and try again."
+    return f"{exc.strerror or exc}; check the path and try again."
+
+
+def _too_deep_note(too_deep: list[str]) -> str:
+    """Says which folders were not searched because they lie too deep ("" if none)."""
+    if not too_deep:
+        return ""
+    first = too_deep[0] if len(too_deep[0]) <= 200 else too_deep[0][:200] + "…"
+    return (
+        f" [{_count(len(too_deep), 'folder')} deeper than {WALK_MAX_DEPTH} levels "
+        f"(first: {first}) not searched; give a path inside to search there]"
+    )
 
 
 def _kinds(kind: str) -> str:
@@ -313,6 +355,7 @@ class _Search:
     more: bool = False
     skipped_big: int = 0
     skipped_binary: int = 0
+    too_deep: list[str] = field(default_factory=list)  # folders the walk did not enter
 
 
 def _compile(pattern: str, literal: bool, ignore_case: bool) -> tuple[re.Pattern[Any], bool]:
@@ -399,7 +442,9 @@ def _read_small(name: str, folder: int, search: _Search) -> bytes | None:
     """
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW, dir_fd=folder)
-    except OSError:
+    except OSError as exc:
+        if exc.errno in _OUT_OF_DESCRIPTORS:
+            raise  # no answer about the file: the search says so rather than "no matches"
         return None
     try:
         info = os.fstat(fd)
@@ -458,7 +503,7 @@ def _grep(
         try:
             folder = ctx.workspace.folder_of(real)
         except (OutsideWorkspace, OSError) as exc:
-            return ToolResult(f"{path} could not be searched: {exc}", is_error=True)
+            return ToolResult(f"{path} could not be searched: {_why(exc)}", is_error=True)
         try:
             _scan_file(search, os.path.basename(real), folder, prefix.rstrip("/"))
         finally:
@@ -467,13 +512,15 @@ def _grep(
         try:
             top = ctx.workspace.open_folder(real)
         except (OutsideWorkspace, OSError) as exc:
-            return ToolResult(f"{path} could not be searched: {exc}", is_error=True)
+            return ToolResult(f"{path} could not be searched: {_why(exc)}", is_error=True)
         pruned = (lambda rel, name: drop.matches(rel, name)) if drop else None
         try:
             _grep_walk(search, top, prefix, want, drop, pruned)
+        except OSError as exc:
+            return ToolResult(f"{path} could not be searched: {_why(exc)}", is_error=True)
         finally:
             os.close(top)
-    return ToolResult(_grep_text(search, path))
+    return ToolResult(_grep_text(search, path) + _too_deep_note(search.too_deep))
 
 
 def _grep_walk(
@@ -485,7 +532,7 @@ def _grep_walk(
     pruned: Callable[[str, str], bool] | None,
 ) -> None:
     """grep over the folder open as `top`, each file opened by its folder's descriptor."""
-    for relative, entry, is_dir, folder in walk_at(top, None, pruned):
+    for relative, entry, is_dir, folder in walk_at(top, None, pruned, True, search.too_deep):
         if is_dir or not entry.is_file(follow_symlinks=False):
             continue  # links are not followed (a file link could lead outside)
         name = entry.name

@@ -49,7 +49,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["MAX_SYMLINKS", "OutsideWorkspace", "Workspace"]
+__all__ = ["FOLDER_FLAGS", "MAX_SYMLINKS", "OutsideWorkspace", "Workspace"]
 
 MAX_SYMLINKS = 40
 """Links followed in one path before it is refused as a loop (Linux's MAXSYMLINKS)."""
@@ -60,7 +60,9 @@ _HFS_IGNORED = dict.fromkeys(
 )
 
 
-_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+"""How a folder is opened to work inside it by descriptor (add O_NOFOLLOW for a name)."""
+_FOLDER = FOLDER_FLAGS
 _READ = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 
 
