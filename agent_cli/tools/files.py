@@ -25,9 +25,9 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, BinaryIO, TypedDict
 
 from agent_cli.errors import ImageError, ToolError
 from agent_cli.media import SNIFF_BYTES, Image, image_from_bytes, sniff
@@ -90,14 +90,10 @@ class EditChange(FileChange):
 # ------------------------------------------------------------------ reading
 
 
-def _check(path: Path, shown: str) -> None:
-    """An existing regular file within the size limit, or ToolError saying what it is."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise ToolError(f"{shown} does not exist; use file_glob_search to find the file.") from None
-    except OSError as exc:
-        raise ToolError(f"{shown} could not be read ({exc.strerror}).") from None
+def _check(fd: int, shown: str) -> None:
+    """Raise ToolError unless the open file is a regular file within the size limit. Asked
+    of the descriptor, not the path: what is checked is what is then read."""
+    st = os.fstat(fd)
     if stat.S_ISDIR(st.st_mode):
         raise ToolError(f"{shown} is a folder; use file_glob_search to list what is in it.")
     if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
@@ -109,22 +105,38 @@ def _check(path: Path, shown: str) -> None:
         )
 
 
-def _load(
-    workspace: Workspace, path: Path, shown: str, limit: int = READ_FILE_MAX_BYTES + 1
-) -> bytes:
-    """The first `limit` bytes of an existing regular file within the size limit, or
-    ToolError. Opened by `Workspace.open_file`, so a folder on its path swapped for a link
-    since it was resolved is refused, not followed."""
-    _check(path, shown)
+@contextlib.contextmanager
+def _opened(workspace: Workspace, path: Path, shown: str) -> Iterator[BinaryIO]:
+    """An existing regular file within the size limit, open for reading, or ToolError.
+    Opened by `Workspace.open_file` first (a folder on its path swapped for a link since it
+    was resolved is refused, not followed; a FIFO does not block), then checked by fstat."""
     try:
-        with os.fdopen(workspace.open_file(path), "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # swapped since _check
-                raise ToolError(f"{shown} is not a regular file, so it is not read.")
-            return handle.read(limit)
+        fd = workspace.open_file(path)
+    except FileNotFoundError:
+        raise ToolError(f"{shown} does not exist; use file_glob_search to find the file.") from None
     except OutsideWorkspace as exc:
         raise ToolError(str(exc)) from None
     except OSError as exc:
         raise ToolError(f"{shown} could not be read ({exc.strerror}).") from None
+    try:
+        _check(fd, shown)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            yield handle
+        except OSError as exc:
+            raise ToolError(f"{shown} could not be read ({exc.strerror}).") from None
+
+
+def _load(
+    workspace: Workspace, path: Path, shown: str, limit: int = READ_FILE_MAX_BYTES + 1
+) -> bytes:
+    """The first `limit` bytes of an existing regular file within the size limit, or
+    ToolError (see `_opened`)."""
+    with _opened(workspace, path, shown) as handle:
+        return handle.read(limit)
 
 
 def _decode(data: bytes) -> str | None:
@@ -196,8 +208,12 @@ def _image(data: bytes, path: str) -> Image:
 
 def _image_on_disk(workspace: Workspace, real: Path, path: str) -> Image | None:
     """The image a file holds (an editor has no buffer for one); None for any other file."""
-    head = _load(workspace, real, path, limit=SNIFF_BYTES)
-    return _image(_load(workspace, real, path), path) if sniff(head) is not None else None
+    with _opened(workspace, real, path) as handle:
+        head = handle.read(SNIFF_BYTES)
+        if sniff(head) is None:
+            return None
+        data = head + handle.read(READ_FILE_MAX_BYTES + 1 - len(head))
+    return _image(data, path)
 
 
 async def _read_through(
@@ -286,11 +302,13 @@ def _current_text(workspace: Workspace, real: Path, shown: str) -> str | None:
     return text
 
 
-async def _current_text_through(files: FileAccess, real: Path, shown: str) -> str | None:
+async def _current_text_through(
+    workspace: Workspace, files: FileAccess, real: Path, shown: str
+) -> str | None:
     """`_current_text`, the text as the editor has it (unsaved changes included)."""
     if not await asyncio.to_thread(os.path.lexists, real):
         return None
-    await asyncio.to_thread(_check, real, shown)
+    await asyncio.to_thread(_load, workspace, real, shown, 0)  # kind and size, by descriptor
     text = await files.read_text(real)
     if "\0" in text[:BINARY_SNIFF_BYTES]:
         raise _binary(shown, len(text.encode("utf-8")))
@@ -337,7 +355,7 @@ async def plan_write_file(ctx: ToolContext, path: str, content: str) -> FileChan
     if ctx.files is None:
         return await asyncio.to_thread(_plan_write, ctx, path, content)
     real = _resolve(ctx, path, write=True)
-    before = await _current_text_through(ctx.files, real, path)
+    before = await _current_text_through(ctx.workspace, ctx.files, real, path)
     return await asyncio.to_thread(_write_change, ctx, real, before, content)
 
 
@@ -379,7 +397,7 @@ async def plan_edit_file(ctx: ToolContext, path: str, edits: list[Edit]) -> File
         return await asyncio.to_thread(_plan_edit, ctx, path, edits)
     _require_edits(edits)
     real = _resolve(ctx, path, write=True)
-    before = await _current_text_through(ctx.files, real, path)
+    before = await _current_text_through(ctx.workspace, ctx.files, real, path)
     return await asyncio.to_thread(_edit_change, ctx, real, path, before, edits)
 
 
@@ -422,10 +440,12 @@ def _check_unchanged(change: FileChange, folder: int) -> None:
     expected = change.before.encode("utf-8")
     same = stat.S_ISREG(found.st_mode) and found.st_size == len(expected)
     try:
-        if same:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
-            with os.fdopen(fd, "rb") as handle:
-                same = handle.read(len(expected) + 1) == expected
+        if same:  # non-blocking, and asked again of the descriptor: a FIFO swapped in
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+            with os.fdopen(os.open(name, flags, dir_fd=folder), "rb") as handle:
+                info = os.fstat(handle.fileno())
+                same = stat.S_ISREG(info.st_mode) and info.st_size == len(expected)
+                same = same and handle.read(len(expected) + 1) == expected
     except OSError:
         same = False
     if not same:
@@ -454,10 +474,12 @@ def _write_atomically(folder: int, name: str, text: str) -> None:
     The rename would replace a read-only file too, so that is refused first.
     """
     try:
-        mode: int | None = stat.S_IMODE(os.stat(name, dir_fd=folder).st_mode)
+        found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        mode: int | None = stat.S_IMODE(found.st_mode)
     except FileNotFoundError:
         mode = None
-    if mode is not None and not os.access(name, os.W_OK, dir_fd=folder):
+    writable = mode is None or os.access(name, os.W_OK, dir_fd=folder, follow_symlinks=False)
+    if not writable:
         raise PermissionError(errno.EACCES, "it is read-only")
     temp = f".{name}.{os.urandom(4).hex()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC

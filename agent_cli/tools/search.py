@@ -286,7 +286,7 @@ def _glob(
     return ToolResult(head + ":\n" + "\n".join(shown) + deep.replace(" ", "\n", 1))
 
 
-def _why(exc: OSError) -> str:
+def _why(exc: OSError | OutsideWorkspace) -> str:
     """The reason in words: a refusal's own sentence, or what the system said."""
     if isinstance(exc, OutsideWorkspace):
         return str(exc)

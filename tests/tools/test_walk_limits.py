@@ -31,6 +31,26 @@ def few_descriptors() -> Iterator[int]:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
+@pytest.fixture
+def deep(tmp_path: Path) -> Iterator[Path]:
+    """A workspace with a tree DEPTH folders deep (see `nest`), removed afterwards one
+    level at a time (shutil.rmtree, which pytest's cleanup uses, recurses too deep)."""
+    top = tmp_path / "ws"
+    top.mkdir()
+    nest(top, DEPTH)
+    yield top
+    while (top / "d").exists():
+        for name in os.listdir(top / "d"):
+            if name != "d":
+                os.unlink(top / "d" / name)
+        if (top / "d" / "d").exists():
+            os.rename(top / "d" / "d", top / "next")
+            os.rmdir(top / "d")
+            os.rename(top / "next", top / "d")
+        else:
+            os.rmdir(top / "d")
+
+
 def nest(top: Path, depth: int) -> str:
     """`depth` folders `d` one inside the other under `top`, the deepest with `f.txt`, and
     `top.txt` beside the first; returns the deepest one's path relative to `top`."""
@@ -50,10 +70,9 @@ def nest(top: Path, depth: int) -> str:
 
 
 async def test_grep_in_a_tree_deeper_than_the_descriptors_says_what_it_did_not_search(
-    tmp_path: Path, few_descriptors: int
+    deep: Path, few_descriptors: int
 ) -> None:
-    nest(tmp_path, DEPTH)
-    ctx = ToolContext(Workspace(tmp_path))
+    ctx = ToolContext(Workspace(deep))
     result = await grep_search.run(ctx, {"pattern": "needle", "path": "."})
     assert not result.is_error, result.text
     assert result.text.startswith("top.txt:1:needle\n[1 match in 1 file]"), result.text[:300]
@@ -62,10 +81,9 @@ async def test_grep_in_a_tree_deeper_than_the_descriptors_says_what_it_did_not_s
 
 
 async def test_glob_in_a_deep_tree_lists_what_it_reached_and_says_what_it_did_not(
-    tmp_path: Path, few_descriptors: int
+    deep: Path, few_descriptors: int
 ) -> None:
-    nest(tmp_path, DEPTH)
-    ctx = ToolContext(Workspace(tmp_path))
+    ctx = ToolContext(Workspace(deep))
     result = await file_glob_search.run(ctx, {"include": "*.txt"})
     assert not result.is_error, result.text
     assert result.text.startswith("1 entries under . matching *.txt:\ntop.txt\n"), result.text
