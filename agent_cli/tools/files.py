@@ -15,7 +15,13 @@ When the context carries a `FileAccess` (`agent acp` serving an editor that
 offers `fs/*`), file text is read and written through it instead of the disk,
 so the editor's unsaved buffers are what the model reads and changes. Paths
 are confined by the workspace first, either way; existence, size and kind are
-still checked on disk.
+still checked on disk (by descriptor, as read_file opens a file).
+
+What remains open there: the editor reads and writes by path, after us. The
+folders a write needs are made by descriptor and the path is resolved again just
+before it is handed over, but a folder swapped for a link in the moment between
+that check and the editor's own open is followed by the editor; only the editor
+could close that gap.
 """
 
 from __future__ import annotations
@@ -467,6 +473,20 @@ def _write_checked(workspace: Workspace, change: FileChange, text: str) -> None:
         os.close(folder)
 
 
+def _prepare_editor_write(workspace: Workspace, change: FileChange) -> None:
+    """Before the editor writes `change.path` (by path; see the module docstring): make its
+    missing folders one name at a time, never through a link (`folder_of`), then resolve
+    the path again and refuse unless it still denotes the same real file inside."""
+    os.close(workspace.folder_of(change.path, create=True))
+    again = workspace.resolve(change.relative, write=True)
+    if again != change.path:
+        raise OutsideWorkspace(
+            f"{change.relative!r} changed while it was in use (it now leads to "
+            f"{workspace.relative(again)}), so it was not written; check what changed it.",
+            change.relative,
+        )
+
+
 def _write_atomically(folder: int, name: str, text: str) -> None:
     """Replace `name` in `folder` in one step (temp file + rename), keeping an existing
     file's mode.
@@ -536,7 +556,7 @@ async def apply_change(
         if ctx.files is None:
             await asyncio.to_thread(_write_checked, ctx.workspace, change, text)
         else:  # the editor's buffer, which may rightly differ from the disk
-            await asyncio.to_thread(change.path.parent.mkdir, parents=True, exist_ok=True)
+            await asyncio.to_thread(_prepare_editor_write, ctx.workspace, change)
             await ctx.files.write_text(change.path, text)
     except _Stale as exc:
         return ToolResult(str(exc), is_error=True)

@@ -161,3 +161,38 @@ async def test_grep_raced_by_a_process_flipping_the_folder_never_finds_outside(p
         racer.join()
     assert not [a.text for a in answers if SECRET in a.text]
     assert any("inside" in a.text for a in answers)
+
+
+async def test_an_editor_write_makes_no_folder_outside_and_is_refused_after_a_swap(places):
+    """`agent acp` with an editor's fs/*: the editor writes by path, so the folders are made
+    by descriptor and the path is resolved again just before it is handed over."""
+    from tests.tools.test_files import EditorBuffers
+
+    workspace, outside = places
+    editor = EditorBuffers()
+    ctx = ToolContext(Workspace(workspace), files=editor)
+    deep = await plan_write_file(ctx, "sub/a/b/new.txt", "planted\n")
+    edited = await plan_edit_file(ctx, "sub/x.txt", [{"old_text": "inside", "new_text": "x"}])
+    swap(workspace, outside)
+    for change in (deep, edited):
+        result = await apply_change(ctx, change)
+        assert result.is_error and "Nothing was changed." in result.text, result.text
+    assert sorted(p.name for p in outside.iterdir()) == ["x.txt"]
+    assert editor.writes == []
+
+
+async def test_an_editor_write_is_refused_when_the_path_now_leads_elsewhere_inside(places):
+    """Swapped for a link to another folder inside: the folders are fine to walk, but the
+    path no longer names the file the change was planned on."""
+    from tests.tools.test_files import EditorBuffers
+
+    workspace, _outside = places
+    (workspace / "other").mkdir()
+    editor = EditorBuffers()
+    ctx = ToolContext(Workspace(workspace), files=editor)
+    change = await plan_write_file(ctx, "sub/new.txt", "planted\n")
+    (workspace / "sub").rename(workspace / "sub-real")
+    (workspace / "sub").symlink_to(workspace / "other", target_is_directory=True)
+    result = await apply_change(ctx, change)
+    assert result.is_error and "changed while it was in use" in result.text, result.text
+    assert editor.writes == []
