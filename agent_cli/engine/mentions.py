@@ -93,14 +93,23 @@ def _attachment(mention: str, workspace: Workspace) -> Attachment | Image | None
             if _exists_unconfined(workspace, path):
                 raise _Refused(f"@{path} is not attached: {exc}") from None
             continue
-        try:
-            st = os.stat(real)
-        except OSError:
+        shown = workspace.relative(real)
+        try:  # opened as read_file opens a file: no link followed, a FIFO does not block
+            fd = workspace.open_file(real)
+        except (FileNotFoundError, NotADirectoryError):
             continue  # not there (with this spelling): plain text
-        shown = workspace.relative(real) or "."
-        if stat.S_ISDIR(st.st_mode):
-            return Attachment("folder", shown + "/" if shown != "." else ".", _listing(real))
-        return _file(real, shown, st)
+        except OutsideWorkspace as exc:
+            raise _Refused(f"@{path} is not attached: {exc}") from None
+        except OSError as exc:
+            why = f"it could not be read ({exc.strerror})"
+            raise _Refused(f"@{shown} is not attached: {why}.") from None
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):  # listed by this same descriptor
+                return Attachment("folder", shown + "/" if shown != "." else ".", _listing(fd))
+            return _file(fd, shown, st)
+        finally:
+            os.close(fd)
     return None
 
 
@@ -119,7 +128,8 @@ def _exists_unconfined(workspace: Workspace, path: str) -> bool:
         return False
 
 
-def _file(real: Path, shown: str, st: os.stat_result) -> Attachment | Image:
+def _file(fd: int, shown: str, st: os.stat_result) -> Attachment | Image:
+    """The file open as `fd` (`st` its fstat), attached as text or an image."""
     if not stat.S_ISREG(st.st_mode):
         raise _Refused(f"@{shown} is not attached: it is not a regular file.")
     if st.st_size > READ_FILE_MAX_BYTES:
@@ -128,8 +138,7 @@ def _file(real: Path, shown: str, st: os.stat_result) -> Attachment | Image:
             f"{READ_FILE_MAX_BYTES})."
         )
     try:
-        with open(real, "rb") as handle:
-            data = handle.read(READ_FILE_MAX_BYTES + 1)
+        data = _read_all(fd, READ_FILE_MAX_BYTES + 1)
     except OSError as exc:
         why = f"it could not be read ({exc.strerror})"
         raise _Refused(f"@{shown} is not attached: {why}.") from None
@@ -153,9 +162,20 @@ def _text(data: bytes) -> str | None:
         return None
 
 
-def _listing(real: Path) -> str:
+def _read_all(fd: int, limit: int) -> bytes:
+    """Up to `limit` bytes of the file open as `fd` (a read may return fewer at once)."""
+    chunks, left = [], limit
+    while left and (chunk := os.read(fd, min(left, 1 << 20))):
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _listing(folder: int) -> str:
+    """The folder open as `folder`, walked by descriptor (a folder in it swapped for a link
+    is not entered)."""
     lines: list[str] = []
-    for relative, _entry, is_dir in walk(str(real), max_depth=LISTING_DEPTH):
+    for relative, _entry, is_dir in walk(folder, max_depth=LISTING_DEPTH):
         if len(lines) == LISTING_LIMIT:
             lines.append(f"[... more entries; only the first {LISTING_LIMIT} are listed]")
             break

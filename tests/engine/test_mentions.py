@@ -152,3 +152,46 @@ async def test_a_steered_message_attaches_its_mentions_too(tree):
     steered = provider.requests[1].messages[-1]
     assert steered.role == "user"
     assert steered.content.startswith('and @src/util.py\n\n<attached file="src/util.py">')
+
+
+SECRET = "secret outside the workspace"
+
+
+class SwappedAfterResolve(Workspace):
+    """A workspace whose `sub` folder is swapped for a link to `outside` right after a path
+    is resolved: the window a process running beside the agent can use."""
+
+    def __init__(self, root, outside) -> None:
+        super().__init__(root)
+        self.outside = outside
+
+    def resolve(self, path, write=False):
+        real = super().resolve(path, write)
+        if not (self.root / "sub").is_symlink():
+            (self.root / "sub").rename(self.root / "sub-real")
+            (self.root / "sub").symlink_to(self.outside, target_is_directory=True)
+        return real
+
+
+@pytest.mark.parametrize("mention", ["@sub/x.txt", "@sub", "@sub/inner"])
+def test_a_folder_swapped_for_a_link_after_the_check_attaches_nothing_outside(tmp_path, mention):
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    (root / "sub" / "inner").mkdir(parents=True)
+    (root / "sub" / "x.txt").write_text("inside\n")
+    (outside / "inner").mkdir(parents=True)
+    (outside / "x.txt").write_text(SECRET + "\n")
+    (outside / "inner" / "planted.txt").write_text(SECRET + "\n")
+    prompt, problems = attach_mentions(
+        Prompt(f"look at {mention}"), SwappedAfterResolve(root, outside)
+    )
+    seen = [a.text for a in prompt.attachments]
+    assert not [t for t in seen if SECRET in t or "planted" in t or "x.txt" in t], seen
+    assert prompt.attachments == () and len(problems) == 1, (seen, problems)
+    assert "became a symbolic link" in problems[0], problems
+
+
+def test_a_fifo_mentioned_is_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    prompt, problems = attach_mentions(Prompt("see @pipe"), Workspace(tmp_path))
+    assert prompt.attachments == ()
+    assert problems == ["@pipe is not attached: it is not a regular file."]
