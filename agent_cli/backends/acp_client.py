@@ -41,7 +41,7 @@ from agent_cli.engine.items import ToolItem
 from agent_cli.policy.modes import reads_only
 from agent_cli.tools.base import FileChange, ToolContext
 from agent_cli.tools.diffs import unified_diff
-from agent_cli.tools.files import READ_FILE_MAX_BYTES, apply_change, hunk_count, select_hunks
+from agent_cli.tools.files import apply_change, hunk_count, select_hunks
 from agent_cli.tools.workspace import OutsideWorkspace, Workspace
 
 if TYPE_CHECKING:
@@ -264,10 +264,7 @@ class AgentClient:
 
 def _read_lines(workspace: Workspace, path: Path, line: int | None, limit: int | None) -> str:
     """Lines `line` (1-based) to `line + limit - 1` of a text file; all of it by default."""
-    size = os.stat(path).st_size
-    if size > READ_FILE_MAX_BYTES:
-        raise OSError(f"it is too big ({size} bytes; the limit is {READ_FILE_MAX_BYTES})")
-    text = read_text(workspace, path)
+    text = read_text(workspace, path)  # refuses a big or irregular file by its descriptor
     if line is None and limit is None:
         return text
     start = max((line or 1) - 1, 0)

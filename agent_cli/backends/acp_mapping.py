@@ -9,9 +9,11 @@ and `sessionUpdate`/`type` tags only, so this module never imports the SDK.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -20,6 +22,7 @@ from agent_cli.engine.backend import Run
 from agent_cli.engine.items import AssistantItem, ToolItem, ToolState
 from agent_cli.tools.base import STORED_RESULT_CAP
 from agent_cli.tools.diffs import unified_diff
+from agent_cli.tools.files import READ_FILE_MAX_BYTES
 from agent_cli.tools.plan import STATUSES, Plan, PlanStatus, PlanStep
 from agent_cli.tools.workspace import OutsideWorkspace, Workspace
 
@@ -321,9 +324,22 @@ def propose(raw_input: Any, workspace: Workspace) -> Proposed | None:
 
 def read_text(workspace: Workspace, path: Path) -> str:
     """The text of `path` (resolved in `workspace`), opened with `Workspace.open_file`: no
-    folder on its path swapped for a link since it was resolved is followed."""
-    with open(workspace.open_file(path), encoding="utf-8", newline="") as handle:
-        return handle.read()
+    folder on its path swapped for a link since it was resolved is followed, and a FIFO
+    does not block. What was opened must be a regular file within READ_FILE_MAX_BYTES
+    (else OSError, its strerror saying why)."""
+    fd = workspace.open_file(path)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "it is not a regular file")
+        if info.st_size > READ_FILE_MAX_BYTES:
+            why = f"it is too big ({info.st_size} bytes; the limit is {READ_FILE_MAX_BYTES})"
+            raise OSError(errno.EFBIG, why)
+    except BaseException:
+        os.close(fd)
+        raise
+    with open(fd, encoding="utf-8", newline="") as handle:
+        return handle.read(READ_FILE_MAX_BYTES + 1)
 
 
 def _first(values: Mapping[str, Any], keys: Sequence[str]) -> str | None:

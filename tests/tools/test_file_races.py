@@ -196,3 +196,23 @@ async def test_an_editor_write_is_refused_when_the_path_now_leads_elsewhere_insi
     result = await apply_change(ctx, change)
     assert result.is_error and "changed while it was in use" in result.text, result.text
     assert editor.writes == []
+
+
+def test_an_acp_agents_read_takes_only_a_regular_file_within_the_limit(places):
+    """What `acp_mapping.read_text` opened is checked by its descriptor: a FIFO (swapped in
+    after any check by path) is refused without blocking, and so is a file over the limit."""
+    from agent_cli.backends.acp_mapping import read_text
+    from agent_cli.tools.files import READ_FILE_MAX_BYTES
+
+    workspace, _outside = places
+    space = Workspace(workspace)
+    real = space.resolve("sub/x.txt", write=True)
+    (workspace / "sub" / "x.txt").unlink()
+    os.mkfifo(workspace / "sub" / "x.txt")
+    with pytest.raises(OSError, match="not a regular file"):
+        read_text(space, real)
+    (workspace / "sub" / "x.txt").unlink()
+    with open(workspace / "sub" / "x.txt", "wb") as big:
+        big.truncate(READ_FILE_MAX_BYTES + 1)
+    with pytest.raises(OSError, match="too big"):
+        read_text(space, real)
