@@ -8,8 +8,10 @@ has a small one. The file tools must refuse, never read or write outside.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,30 @@ def places(tmp_path: Path) -> tuple[Path, Path]:
     (workspace / "sub" / "x.txt").write_text("inside\n")
     (outside / "x.txt").write_text(SECRET + "\n")
     return workspace, outside
+
+
+@contextlib.contextmanager
+def flipping(workspace: Path, outside: Path) -> Iterator[None]:
+    """While inside: a thread flips `sub` between the folder and a link to `outside` as fast
+    as it can (a process racing the tools)."""
+    done = threading.Event()
+
+    def flip() -> None:
+        real, link = workspace / "sub-real", workspace / "sub-link"
+        link.symlink_to(outside, target_is_directory=True)
+        while not done.is_set():
+            os.rename(workspace / "sub", real)
+            os.rename(link, workspace / "sub")
+            os.rename(workspace / "sub", link)
+            os.rename(real, workspace / "sub")
+
+    racer = threading.Thread(target=flip)
+    racer.start()
+    try:
+        yield
+    finally:
+        done.set()
+        racer.join()
 
 
 def swap(workspace: Path, outside: Path) -> None:
@@ -82,24 +108,8 @@ async def test_reads_raced_by_a_process_flipping_the_folder_never_see_outside(pl
     too slow to race: then every read simply answers "inside".)"""
     workspace, outside = places
     ctx = ToolContext(Workspace(workspace))
-    done = threading.Event()
-
-    def flip() -> None:
-        real, link = workspace / "sub-real", workspace / "sub-link"
-        link.symlink_to(outside, target_is_directory=True)
-        while not done.is_set():
-            os.rename(workspace / "sub", real)
-            os.rename(link, workspace / "sub")
-            os.rename(workspace / "sub", link)
-            os.rename(real, workspace / "sub")
-
-    racer = threading.Thread(target=flip)
-    racer.start()
-    try:
+    with flipping(workspace, outside):
         answers = [await read_file.run(ctx, {"path": "sub/x.txt"}) for _ in range(2_000)]
-    finally:
-        done.set()
-        racer.join()
     assert not [a.text for a in answers if SECRET in a.text]
     assert any("inside" in a.text and not a.is_error for a in answers)
 
@@ -140,25 +150,9 @@ async def test_grep_raced_by_a_process_flipping_the_folder_never_finds_outside(p
 
     workspace, outside = places
     ctx = ToolContext(Workspace(workspace))
-    done = threading.Event()
-
-    def flip() -> None:
-        real, link = workspace / "sub-real", workspace / "sub-link"
-        link.symlink_to(outside, target_is_directory=True)
-        while not done.is_set():
-            os.rename(workspace / "sub", real)
-            os.rename(link, workspace / "sub")
-            os.rename(workspace / "sub", link)
-            os.rename(real, workspace / "sub")
-
-    racer = threading.Thread(target=flip)
-    racer.start()
-    try:
+    with flipping(workspace, outside):
         args = {"pattern": "inside|secret", "path": "."}
         answers = [await grep_search.run(ctx, args) for _ in range(1_000)]
-    finally:
-        done.set()
-        racer.join()
     assert not [a.text for a in answers if SECRET in a.text]
     assert any("inside" in a.text for a in answers)
 
