@@ -439,10 +439,7 @@ def _check_unchanged(change: FileChange, folder: int) -> None:
             )
         return
     if found is None:
-        raise _Stale(
-            f"{shown} was deleted after this change was planned, so nothing was written; "
-            "check that it is still wanted before creating it again."
-        )
+        raise _deleted(change)
     expected = change.before.encode("utf-8")
     same = stat.S_ISREG(found.st_mode) and found.st_size == len(expected)
     try:
@@ -461,11 +458,23 @@ def _check_unchanged(change: FileChange, folder: int) -> None:
         )
 
 
+def _deleted(change: FileChange) -> _Stale:
+    return _Stale(
+        f"{change.relative} was deleted after this change was planned, so nothing was "
+        "written; check that it is still wanted before creating it again."
+    )
+
+
 def _write_checked(workspace: Workspace, change: FileChange, text: str) -> None:
     """Write `text` if the file is still what the change was planned on. Its folder is
     opened once (`Workspace.folder_of`, made if missing) and both steps work inside it, so
     a folder on the path swapped for a link meanwhile cannot send the write elsewhere."""
-    folder = workspace.folder_of(change.path, create=True)
+    try:
+        folder = workspace.folder_of(change.path)
+    except FileNotFoundError:  # its folder is gone too: made again only for a new file
+        if change.before is not None:
+            raise _deleted(change) from None
+        folder = workspace.folder_of(change.path, create=True)
     try:
         _check_unchanged(change, folder)
         _write_atomically(folder, change.path.name, text)

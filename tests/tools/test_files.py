@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import random
+import shutil
 import stat
 from pathlib import Path
 
@@ -600,3 +601,15 @@ async def test_write_through_files_reports_the_editors_refusal(
     result = await write_file.run(through, {"path": "d.txt", "content": "x"})
     assert result.is_error and "the editor refused the write." in result.text
     assert not (tmp_path / "d.txt").exists()
+
+
+async def test_a_refused_write_does_not_leave_its_folder_made_again(
+    ctx: ToolContext, tmp_path: Path
+) -> None:
+    (tmp_path / "sub" / "deeper").mkdir(parents=True)
+    (tmp_path / "sub" / "deeper" / "x.txt").write_text("one\n")
+    change = await plan_edit_file(ctx, "sub/deeper/x.txt", [{"old_text": "one", "new_text": "2"}])
+    shutil.rmtree(tmp_path / "sub")  # while the approval card waited
+    result = await apply_change(ctx, change)
+    assert result.is_error and "was deleted after this change was planned" in result.text
+    assert not (tmp_path / "sub").exists()
