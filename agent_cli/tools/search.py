@@ -2,7 +2,10 @@
 
 Both walk with `os.scandir` (sorted, depth first), list but never enter the
 folders in `SKIPPED_DIRS`, and never follow a symbolic link to a folder, so a
-link pointing out of the workspace is listed as an entry and not walked.
+link pointing out of the workspace is listed as an entry and not walked. A walk
+holds one descriptor per level, so it stops WALK_MAX_DEPTH levels down and the
+answer says which folders it did not enter; running out of descriptors is an
+error, never taken for an empty folder.
 
 grep_search is meant to keep up with `grep -rn`: each file is read as bytes in
 one call, the compiled bytes regex runs once over the whole content, and only
