@@ -416,15 +416,15 @@ class LineRepl:
         # prompt-toolkit prompt cannot be moved aside): there the run has the terminal, and
         # what is typed meanwhile is read unechoed, for the next prompt.
         live = sys.stdin.isatty() and not is_dumb_terminal()
-        if sys.stdin.isatty() and not live:
-            self._type_ahead = TypeAhead(sys.stdin.fileno())
-            self._type_ahead.start()
         with patch_stdout(raw=True) if live else contextlib.nullcontext():
             if live:
                 # The live prompt shows the answer's partial line (it would draw over it).
                 self.printer.live = render.LivePrompt(self._redraw_prompt, self._prompt_rows)
                 self._typing = asyncio.ensure_future(self._type_while_running(run))
             try:
+                if sys.stdin.isatty() and not live:
+                    self._type_ahead = TypeAhead(sys.stdin.fileno())
+                    self._type_ahead.start()
                 return (await run).reason.value
             except AgentError as e:
                 self.printer.print(render.notice(str(e), "error"))
@@ -432,6 +432,8 @@ class LineRepl:
                 log.exception("sending failed")
                 self.printer.print(render.notice(f"The message could not be sent: {e}", "error"))
             finally:
+                if not run.done():  # left before the run ended (it could not be watched)
+                    run.cancel()
                 await self._end_typing()
                 self._end_type_ahead()
                 self.printer.end_line()

@@ -39,8 +39,14 @@ class TypeAhead:
         quiet = termios.tcgetattr(self.fd)
         quiet[3] &= ~(termios.ECHO | termios.ICANON)  # lflags; ISIG stays: Ctrl-C stops
         quiet[6][termios.VMIN], quiet[6][termios.VTIME] = 1, 0
-        termios.tcsetattr(self.fd, termios.TCSANOW, quiet)
-        asyncio.get_running_loop().add_reader(self.fd, self._read)
+        try:
+            termios.tcsetattr(self.fd, termios.TCSANOW, quiet)
+            asyncio.get_running_loop().add_reader(self.fd, self._read)
+        except BaseException:  # halfway: the terminal as it was, echo on
+            saved, self._saved = self._saved, None
+            with contextlib.suppress(termios.error):
+                termios.tcsetattr(self.fd, termios.TCSANOW, saved)
+            raise
 
     def stop(self) -> None:
         """The terminal as it was; what was typed meanwhile is kept (read on)."""
@@ -63,8 +69,16 @@ class TypeAhead:
         return edited(typed.decode(errors="ignore"))
 
     def _read(self) -> None:
-        with contextlib.suppress(BlockingIOError, InterruptedError):
-            self._typed += os.read(self.fd, 4096)
+        try:
+            chunk = os.read(self.fd, 4096)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:  # hung up (EIO): nothing more will come
+            chunk = b""
+        if not chunk:  # the terminal hung up: left readable forever, it would spin the loop
+            asyncio.get_running_loop().remove_reader(self.fd)
+            return
+        self._typed += chunk
 
     def _read_waiting(self) -> None:
         """The keys that came after the last read: taken without waiting for more."""
@@ -75,6 +89,8 @@ class TypeAhead:
                 try:
                     chunk = os.read(self.fd, 4096)
                 except (BlockingIOError, InterruptedError):
+                    return
+                except OSError:  # hung up
                     return
                 if not chunk:
                     return

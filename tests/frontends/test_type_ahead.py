@@ -6,6 +6,8 @@ import asyncio
 import os
 import termios
 
+import pytest
+
 from agent_cli.frontends.type_ahead import TypeAhead, edited
 from tests.support.waiting import eventually
 
@@ -38,6 +40,51 @@ async def test_keys_on_a_terminal_are_read_unechoed_and_the_terminal_put_back():
         assert echoed == b"!", "nothing typed during the run was echoed"
         assert ahead.take() == "half a line"
         assert ahead.take() == "", "taken once"
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
+def reading(fd: int) -> bool:
+    """Whether the running loop has a reader for `fd` (asked of its selector: the loop
+    itself can only say so by removing it)."""
+    key = asyncio.get_running_loop()._selector.get_map().get(fd)  # type: ignore[attr-defined]
+    return key is not None and key.data[0] is not None
+
+
+async def test_a_hung_up_terminal_is_no_longer_read():
+    """Its other end closed, the terminal reads empty (or EIO) at once, forever: the
+    reader is removed, not called again and again at full speed."""
+    leader, follower = os.openpty()
+    ahead = TypeAhead(follower)
+    try:
+        ahead.start()
+        assert reading(follower)
+        os.write(leader, b"typed")
+        await eventually(lambda: ahead.keys == b"typed", "the keys to be read")
+        os.close(leader)
+        leader = -1
+        await eventually(lambda: not reading(follower), "the reader to be removed")
+        ahead.stop()
+        assert ahead.take() == "typed", "what was typed before the hang-up is kept"
+    finally:
+        asyncio.get_running_loop().remove_reader(follower)
+        if leader >= 0:
+            os.close(leader)
+        os.close(follower)
+
+
+def test_a_start_that_fails_halfway_puts_the_terminal_back():
+    """No running loop: the reader cannot be added after echo went off; echo comes back."""
+    leader, follower = os.openpty()
+    try:
+        before = termios.tcgetattr(follower)
+        ahead = TypeAhead(follower)
+        with pytest.raises(RuntimeError):
+            ahead.start()
+        assert termios.tcgetattr(follower) == before, "echo is on again"
+        ahead.stop()  # nothing to undo
+        assert termios.tcgetattr(follower) == before
     finally:
         os.close(leader)
         os.close(follower)
