@@ -39,6 +39,7 @@ from agent_cli.frontends.markdown_blocks import BlockEnds
 from agent_cli.frontends.plan_text import SYMBOLS, progress
 from agent_cli.media import chips
 from agent_cli.tools.plan import Plan
+from agent_cli.tools.processes import strip_escapes
 
 DIFF_LINES = 80  # a longer diff is cut, with a pointer to /diff
 TRANSCRIPT_ITEMS = 20  # items shown when a conversation is resumed
@@ -125,7 +126,8 @@ def plan_view(plan: Plan) -> Text:
 
 def output_tail(item: ToolItem, lines: int = OUTPUT_TAIL) -> Text:
     """The last lines of a command's output, dim and indented, under its line."""
-    shown = [line for line in item.result.rstrip("\n").split("\n") if line.strip()][-lines:]
+    result = strip_escapes(item.result)
+    shown = [line for line in result.rstrip("\n").split("\n") if line.strip()][-lines:]
     text = Text("\n".join(f"  {line}" for line in shown), style="dim")
     text.no_wrap = True
     text.overflow = "ellipsis"
@@ -221,11 +223,13 @@ class Printer:
         if type(event) is Delta:
             if event.item in self._nested:
                 return
-            if event.reasoning:
+            # The model's escape sequences never reach the terminal (the clipboard, cursor
+            # moves over tool lines), nor the row count that erases a block to redraw it.
+            if reasoning := strip_escapes(event.reasoning):
                 self._answer = None
-                self._write(event.reasoning, reasoning=True)
-            if event.text:
-                self._stream_answer(event.item, event.text)
+                self._write(reasoning, reasoning=True)
+            if text := strip_escapes(event.text):
+                self._stream_answer(event.item, text)
         elif type(event) is ItemAdded and isinstance(event.item, AssistantItem):
             if event.item.parent:
                 self._nested.add(event.item.id)
@@ -278,7 +282,7 @@ class Printer:
         answer, self._answer = self._answer, None
         if answer is None or answer.item != item.id or not self._overwrite:
             return
-        if "".join(answer.streamed).strip() != item.text.strip():
+        if "".join(answer.streamed).strip() != strip_escapes(item.text).strip():
             return
         self.end_line()
         block = "".join(answer.open)

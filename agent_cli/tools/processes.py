@@ -31,6 +31,11 @@ _ESCAPES = re.compile(
 )
 
 
+def strip_escapes(text: str) -> str:
+    """`text` without escape sequences or control characters; tabs and newlines kept."""
+    return _ESCAPES.sub("", text)
+
+
 # ------------------------------------------------------------------ output
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 from rich.console import Console
 
@@ -196,4 +197,36 @@ async def test_under_a_live_prompt_only_whole_lines_are_written_and_the_rest_is_
     assert printer.held == ("", False) and redrawn[-1] == ""
     assert buffer.getvalue().endswith(
         "\n\n- one\n- two\n\x1b[2A\r\x1b[J • one" + " " * 54 + "\n • two" + " " * 54 + "\n"
+    )
+
+
+async def test_the_models_escape_sequences_never_reach_the_terminal():
+    """An answer, reasoning or command output with escapes (OSC 52 sets the clipboard,
+    `ESC[2J` clears the screen, a cursor move could forge a tool line): written without
+    them, and the rows erased to redraw a block counted without them."""
+    buffer = io.StringIO()
+    printer = Printer(terminal(buffer))
+    answer = AssistantItem("")
+    printer(ItemAdded(answer))
+    printer(Delta(answer.id, reasoning="thinking\x1b]52;c;c2VjcmV0\x07 hard\x1b[3A\n"))
+    clipboard = "\x1b]52;c;" + "ZXZpbA==" * 8 + "\x07"  # counted, it would be a row more
+    first = f"Use{clipboard} **bold**\x1b[2J\x1b[1A:\ttab\n\n"
+    text = first + "- one\n- two"
+    for piece in (first, "- one\n- two"):
+        printer(Delta(answer.id, piece))
+    answer.text, answer.streaming = text, False
+    printer(ItemUpdated(answer))
+    call = ToolItem("exec_shell_command", "c1", title="Run it", state="running")
+    printer(ItemUpdated(call))
+    call.state, call.result = "done", "out\x1b]52;c;eA==\x07put\x1b[2J\n"
+    printer(ItemUpdated(call))
+    shown = buffer.getvalue()
+    assert "\x1b]" not in shown and "\x07" not in shown, "no OSC (the clipboard)"
+    own = {"\x1b[J", "\x1b[2A", "\x1b[1A", "\x1b[2K"}  # the printer's erasing and redrawing
+    assert set(re.findall(r"\x1b\[[0-9;]*[A-Za-z]", shown)) <= own, "the model's: none"
+    assert "\x1b[1A" not in shown.split("Run it")[0], "no cursor move in the answer"
+    assert "thinking hard" in shown and "output" in shown
+    assert "Use bold:" in shown and "tab" in shown, "drawn as Markdown, the tab kept"
+    assert shown.startswith("thinking hard\nUse **bold**:\ttab\n\n\x1b[2A\r\x1b[J"), (
+        "the raw block's 2 rows erased, no more (the escapes were not counted)"
     )
