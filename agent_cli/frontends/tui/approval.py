@@ -14,6 +14,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from itertools import zip_longest
 from pathlib import Path
@@ -143,6 +144,11 @@ def run_editor(command: list[str], stdin: int | None = None) -> str | None:
     return f"exited with {code}" if code else None
 
 
+# Answer keys typed this soon after the card opened are ignored: they were meant for the
+# prompt the card came over.
+KEY_GUARD_SECONDS = 0.4
+
+
 class DiffText(Static):
     """A diff (or JSON) in the theme's Pygments style, as the transcript's diffs are."""
 
@@ -222,10 +228,17 @@ class ApprovalScreen(ModalScreen[Decision]):
     stage: var[Stage] = var[Stage]("card", init=False)
     split: var[bool] = var(False, init=False)
 
-    def __init__(self, request: ApprovalRequest, set_mode: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        request: ApprovalRequest,
+        set_mode: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         super().__init__()
         self.request = request
         self.set_mode = set_mode
+        self.clock = clock
+        self._shown_at: float | None = None  # when it opened: answer keys count from then on
         self.hunks = parse_hunks(request.diff) if request.kind == "edit" else []
         self._finished = False
 
@@ -336,6 +349,7 @@ class ApprovalScreen(ModalScreen[Decision]):
         return DiffText(text, "json")
 
     def on_mount(self) -> None:
+        self._shown_at = self.clock()
         self._show_stage()
         # The request may be answered elsewhere (another front end, or the run stopped).
         self.set_interval(0.1, self._check_done)
@@ -439,11 +453,18 @@ class ApprovalScreen(ModalScreen[Decision]):
             # Already answered, so `request.resolve` ignores this; it only closes the card.
             self._finish(Decision("no"))
 
+    def _too_soon(self) -> bool:
+        """A key come just as the card opened was typed for the prompt, not read on the
+        card: it must not answer it (a `y` in a message would approve the call)."""
+        return self._shown_at is None or self.clock() < self._shown_at + KEY_GUARD_SECONDS
+
     def action_yes(self) -> None:
-        self._finish(Decision("yes"))
+        if not self._too_soon():
+            self._finish(Decision("yes"))
 
     def action_no(self) -> None:
-        self.stage = "reason"
+        if not self._too_soon():
+            self.stage = "reason"
 
     @on(Input.Submitted, "#reason")
     def _reason_given(self, event: Input.Submitted) -> None:
@@ -457,12 +478,16 @@ class ApprovalScreen(ModalScreen[Decision]):
             self.stage = "card"
 
     def action_always(self) -> None:
+        if self._too_soon():
+            return
         if self.stage == "hunks":
             self.action_accept()
         else:
             self.stage = "always"
 
     def action_scope(self, key: str) -> None:
+        if self._too_soon():
+            return
         self._allow_always(SCOPES[key])
 
     @on(OptionList.OptionSelected, "#scope")
@@ -517,6 +542,8 @@ class ApprovalScreen(ModalScreen[Decision]):
         self.stage = "hunks"
 
     def action_accept(self) -> None:
+        if self._too_soon():
+            return
         chosen = tuple(c.index for c in self.query(HunkChoice) if c.chosen)
         if not chosen:
             self._finish(Decision("no", NO_HUNKS))

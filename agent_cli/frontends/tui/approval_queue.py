@@ -7,6 +7,7 @@ then never shown, and a shown card closes itself (it polls its request).
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -31,6 +32,7 @@ class ApprovalQueue:
         self.on_change = on_change
         self._waiting: deque[ApprovalRequest] = deque()
         self.shown: ApprovalRequest | None = None
+        self.clock: Callable[[], float] = time.monotonic  # the cards' key guard (tests set it)
 
     def add(self, request: ApprovalRequest) -> None:
         self._waiting.append(request)
@@ -49,7 +51,7 @@ class ApprovalQueue:
             self.shown = request
             self.on_change(True)
             self.app.push_screen(
-                ApprovalScreen(request, self.set_mode),
+                ApprovalScreen(request, self.set_mode, clock=self.clock),
                 callback=lambda decision, request=request: self._answered(request, decision),
             )
             return

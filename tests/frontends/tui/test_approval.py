@@ -7,6 +7,7 @@ so every test reads the answer from the request itself.
 from __future__ import annotations
 
 import difflib
+import itertools
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,12 @@ from textual.widgets import Input, Static
 from agent_cli.engine.approval import ApprovalRequest, Decision
 from agent_cli.engine.items import ToolItem
 from agent_cli.frontends.tui import themes
-from agent_cli.frontends.tui.approval import NO_HUNKS, TO_READ_ONLY, ApprovalScreen
+from agent_cli.frontends.tui.approval import (
+    KEY_GUARD_SECONDS,
+    NO_HUNKS,
+    TO_READ_ONLY,
+    ApprovalScreen,
+)
 from tests.frontends.tui.support import until
 
 BEFORE = "".join(f"line_{n:02} = {n}\n" for n in range(1, 41))
@@ -65,8 +71,15 @@ def mcp_request() -> ApprovalRequest:
 class CardApp(App[None]):
     """Pushes one card on mount; the request is made here because it needs a running loop."""
 
-    def __init__(self, build: Callable[[], ApprovalRequest], theme: str = "agent-dark") -> None:
+    def __init__(
+        self,
+        build: Callable[[], ApprovalRequest],
+        theme: str = "agent-dark",
+        clock: Callable[[], float] | None = None,
+    ) -> None:
         super().__init__()
+        # By default each read a second on: every key comes well after the card opened.
+        self.clock = clock or itertools.count(start=1000.0).__next__
         for bundled in themes.load_themes().themes.values():  # the real app's themes
             self.register_theme(bundled)
         self.build = build
@@ -77,7 +90,7 @@ class CardApp(App[None]):
     def on_mount(self) -> None:
         self.theme = self.theme_name
         self.request = self.build()
-        screen = ApprovalScreen(self.request, self.modes.append)
+        screen = ApprovalScreen(self.request, self.modes.append, clock=self.clock)
         self.push_screen(screen, callback=self.request.resolve)
 
 
@@ -368,3 +381,20 @@ def test_snapshot_edit_card_on_a_small_terminal(snap_compare):
 
 def test_snapshot_edit_card_at_60_columns(snap_compare):
     assert snap_compare(CardApp(edit_request), terminal_size=(60, 24))
+
+
+async def test_a_key_typed_as_the_card_opens_does_not_answer_it():
+    """Someone typing a message when the card pops up: their `y` (or `a`, `n`) is not read
+    as the card's answer until it has been on screen for a moment."""
+    now = [1000.0]
+    app = CardApp(command_request, clock=lambda: now[0])
+    async with app.run_test(size=(110, 44)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("y", "a", "n")
+        await pilot.pause()
+        assert app.request is not None and not app.request.done, "nothing was answered"
+        assert isinstance(app.screen, ApprovalScreen) and app.screen.stage == "card"
+        now[0] += KEY_GUARD_SECONDS
+        await pilot.press("y")
+        await until(pilot, lambda: app.request is not None and app.request.done)
+        assert await app.request.wait() == Decision("yes")
