@@ -284,6 +284,7 @@ class Session:
                     run.add(UserItem(prompt.text, prompt.images, prompt.attachments, turn=turn))
                     for problem in problems:
                         run.notice(problem, "warn")
+                self.save()  # the message is stored before anything else can go wrong
 
         return await self._go(run, lambda backend: backend.run(run), turn, add_messages)
 
