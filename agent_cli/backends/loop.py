@@ -226,11 +226,13 @@ class BuiltinLoop:
         `@server:uri` mentions attached, as for a message sent); a sub-agent's rounds leave
         it to the conversation's own."""
         steered = [] if self.scope else run.take_steered()
-        for text in steered:
-            prompt, problems = Prompt(text), list[str]()
+        for message in steered:
+            prompt = message if isinstance(message, Prompt) else Prompt(message)
+            problems: list[str] = []
+            text = prompt.text
             if "@" in text and run.attach is not None:
                 prompt, problems = await run.attach(prompt)
-            elif "@" in text:
+            elif "@" in text and prompt.mentions is None:
                 workspace = self.context.workspace
                 prompt, problems = await asyncio.to_thread(attach_mentions, prompt, workspace)
             run.add(UserItem(text, prompt.images, prompt.attachments))

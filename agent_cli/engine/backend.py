@@ -80,7 +80,7 @@ class Run:
         self.changed: set[str] = set()  # ids of items added or updated since the last save
         self._batch: tuple[str, bool] | None = None  # (item id, reasoning?) of pending deltas
         # Messages the person steered in since the last request, in order (the Session's).
-        self.take_steered: Callable[[], list[str]] = list
+        self.take_steered: Callable[[], list[str | Prompt]] = list
         # What a steered message's `@` mentions attach (the Session's: files, MCP resources).
         self.attach: Callable[[Prompt], Awaitable[tuple[Prompt, list[str]]]] | None = None
         self._pieces: list[str] = []

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from agent_cli.media import Prompt
+
 PendingKind = Literal["steer", "queue"]
 _ids = itertools.count(1)
 
@@ -25,6 +27,11 @@ class PendingMessage:
     id: str
     text: str
     kind: PendingKind
+    mentions: str | None = None  # a prompt command's: see `Prompt.mentions`
+
+    def message(self) -> str | Prompt:
+        """What is sent: the text, with which words of it may attach (a command's)."""
+        return self.text if self.mentions is None else Prompt(self.text, mentions=self.mentions)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "text": self.text, "kind": self.kind}
@@ -56,11 +63,15 @@ class Pending:
     def messages(self) -> tuple[PendingMessage, ...]:
         return tuple(self._messages)
 
-    def add(self, text: str, kind: PendingKind) -> PendingMessage:
-        message = PendingMessage(f"p{next(_ids)}", text, kind)
-        self._messages.append(message)
+    def add(self, message: str | Prompt, kind: PendingKind) -> PendingMessage:
+        """`message` (text; a prompt command's Prompt keeps its `mentions`) waits."""
+        if isinstance(message, Prompt):
+            waiting = PendingMessage(f"p{next(_ids)}", message.text, kind, message.mentions)
+        else:
+            waiting = PendingMessage(f"p{next(_ids)}", message, kind)
+        self._messages.append(waiting)
         self._changed()
-        return message
+        return waiting
 
     def edit(self, message_id: str, text: str) -> bool:
         for index, message in enumerate(self._messages):
@@ -78,15 +89,15 @@ class Pending:
                 return message
         return None
 
-    def take_steered(self) -> list[str]:
+    def take_steered(self) -> list[str | Prompt]:
         """The steered messages, in order, for the run's next request."""
         steered = [m for m in self._messages if m.kind == "steer"]
         if steered:
             self._messages = [m for m in self._messages if m.kind != "steer"]
             self._changed()
-        return [m.text for m in steered]
+        return [m.message() for m in steered]
 
-    def take_next(self) -> list[str]:
+    def take_next(self) -> list[str | Prompt]:
         """After a run: what starts the next one (the steered messages it did not take,
         else the first queued one); [] when nothing waits."""
         steered = self.take_steered()
@@ -94,7 +105,7 @@ class Pending:
             return steered
         first = self._messages.pop(0)
         self._changed()
-        return [first.text]
+        return [first.message()]
 
     def give_back(self) -> None:
         """A stop or an error: every waiting message is returned unsent."""

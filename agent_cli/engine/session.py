@@ -249,14 +249,14 @@ class Session:
         bring images and attachments of its own (`--image`, a pasted screenshot)."""
         return await self._then_pending(await self._send([message]))
 
-    def steer(self, text: str) -> PendingMessage:
+    def steer(self, text: str | Prompt) -> PendingMessage:
         """While a run goes: the message joins it at its next round boundary (or starts
         the next run, when this one ends first)."""
         if not self.running:
             raise UsageError("Nothing is running to steer: send the message instead.")
         return self.pending.add(text, "steer")
 
-    def queue(self, text: str) -> PendingMessage:
+    def queue(self, text: str | Prompt) -> PendingMessage:
         """While a run goes: the message is sent as a new one when the run ends."""
         if not self.running:
             raise UsageError("Nothing is running to queue after: send the message instead.")

@@ -498,15 +498,17 @@ class LineRepl:
                     self.interrupt()
                 if action != "send":
                     continue
-                text = sent.text if isinstance(sent, Prompt) else sent  # steered: words only
-            if text.startswith("!"):
-                self.printer.print(render.notice(OWN_WHILE_RUNNING, "warn"))
-                continue
+                message: str | Prompt = sent  # a command's: its `mentions` go with it
+            else:
+                if text.startswith("!"):
+                    self.printer.print(render.notice(OWN_WHILE_RUNNING, "warn"))
+                    continue
+                message = text.strip()
             try:
                 if self.queueing:
-                    session.queue(text.strip())
+                    session.queue(message)
                 else:
-                    session.steer(text.strip())
+                    session.steer(message)
             except AgentError as e:
                 self.printer.print(render.notice(str(e), "warn"))
 

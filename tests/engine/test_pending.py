@@ -163,3 +163,24 @@ async def test_a_steer_after_the_last_request_starts_the_next_run(tmp_path):
     texts = [i.text for i in made.conversation.items if isinstance(i, UserItem)]
     assert texts == ["hello", "late"]
     assert user_texts(provider.requests[-1].messages) == ["hello", "late"]
+
+
+async def test_a_steered_prompt_command_attaches_only_what_its_typed_arguments_mention(
+    tmp_path,
+):
+    """A prompt command steered into a run keeps `Prompt.mentions`: the command file's own
+    `@secret.txt` attaches nothing, the person's `@a.py` does (as when it is sent)."""
+    from agent_cli.media import Prompt
+
+    (tmp_path / "secret.txt").write_text("SECRET-IN-FILE\n")
+    (tmp_path / "a.py").write_text("A-PY-CONTENT\n")
+    command = Prompt("Read @secret.txt first.\n\nAsked about: @a.py", mentions="@a.py")
+    session: list = []
+    turns = [calls(("c1", "hold", "{}")), answer("Done.")]
+    made, provider, _ = held_session(tmp_path, turns, lambda: session[0].steer(command))
+    session.append(made)
+    await made.send("start")
+    steered = made.conversation.items[3]
+    assert isinstance(steered, UserItem) and steered.text == command.text
+    assert [a.label for a in steered.attachments] == ["a.py"]
+    assert "SECRET-IN-FILE" not in str(provider.requests[1].messages)

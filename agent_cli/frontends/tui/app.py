@@ -684,13 +684,13 @@ class AgentApp(App[int]):
             self._send_message(reply.message())
 
     def _send_message(self, message: str | Prompt) -> None:
-        """A prompt command's message: steered into the run going on (its text: a steered
-        message is words only), or a run of its own."""
+        """A prompt command's message: steered into the run going on (words only: its
+        images need a message of their own), or a run of its own."""
         if not self.session.running:
             self._run(message)
             return
         try:
-            self.session.steer(message.text if isinstance(message, Prompt) else message)
+            self.session.steer(message)
         except AgentError as e:
             self.transcript.add_reply(str(e), "warn")
         self.pending_view.messages = self.session.pending.messages
