@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import sys
 from pathlib import Path
 
 import pexpect
 
 from agent_cli import mcp_config
-from tests.support.cli import agent, err
+from tests.support.cli import agent, err, spawn_plain
 from tests.support.fake_openai import FakeOpenAI, text
 from tests.support.mcp_servers import SERVER
 from tests.support.mcp_servers.server import PNG_4X3
@@ -98,12 +97,7 @@ def test_a_path_with_a_colon_is_still_a_file(fake, workspace):
 def test_the_repl_completes_a_servers_resources_and_attaches_one(fake, workspace: Path):
     add_client_server()
     fake.add(text("Got the note."))
-    env = dict(os.environ, OPENAI_BASE_URL=fake.base_url, TERM="xterm", NO_COLOR="1",
-               PROMPT_TOOLKIT_NO_CPR="1")  # fmt: skip
-    child = pexpect.spawn(
-        sys.executable, ["-m", "agent_cli", "--plain"], cwd=str(workspace), env=env,
-        timeout=60, encoding="utf-8", dimensions=(40, 160),
-    )  # fmt: skip
+    child = spawn_plain(workspace, fake.base_url)
     try:
         child.expect_exact("›")
         child.send("read @docs:")

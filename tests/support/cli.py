@@ -28,6 +28,7 @@ import threading
 import types
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from agent_cli import paths
 from tests.support.fake_openai import FakeOpenAI
@@ -295,3 +296,17 @@ def saved() -> list[dict]:
 
     folder = paths.conversations_dir()
     return [read_stored(p) for p in sorted(folder.glob(f"*{SUFFIX}"))]
+
+
+def spawn_plain(workspace: Path, base_url: str, size: tuple[int, int] = (40, 160)) -> Any:
+    """`agent --plain` on a pseudo-terminal of `size` (rows, columns), talking to the fake
+    model server at `base_url` (a pexpect child; the caller closes it)."""
+    import pexpect
+
+    env = dict(
+        os.environ, OPENAI_BASE_URL=base_url, TERM="xterm", NO_COLOR="1", PROMPT_TOOLKIT_NO_CPR="1"
+    )  # fmt: skip  (pexpect answers no cursor request)
+    return pexpect.spawn(
+        sys.executable, ["-m", "agent_cli", "--plain"], cwd=str(workspace), env=env,
+        timeout=60, encoding="utf-8", dimensions=size,
+    )  # fmt: skip

@@ -390,8 +390,7 @@ async def test_a_key_typed_as_the_card_opens_does_not_answer_it():
     app = CardApp(command_request, clock=lambda: now[0])
     async with app.run_test(size=(110, 44)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        await pilot.press("y", "a", "n")
-        await pilot.pause()
+        await pilot.press("y", "a", "n")  # each key handled before press returns
         assert app.request is not None and not app.request.done, "nothing was answered"
         assert isinstance(app.screen, ApprovalScreen) and app.screen.stage == "card"
         now[0] += KEY_GUARD_SECONDS

@@ -121,8 +121,12 @@ async def test_several_choices_are_checkboxes_with_the_defaults_ticked_and_their
             toppings.highlighted = row
             await pilot.press("space")
         await pilot.press("ctrl+s")
-        await pilot.pause()
-        problem = str(card.query_one("#form-problem", Static).render())
+
+        def problem_text() -> str:
+            return str(card.query_one("#form-problem", Static).render())
+
+        await until(pilot, lambda: "Toppings" in problem_text())
+        problem = problem_text()
         assert "Toppings: choose 1 to 2 (of cheese, ham, olives)." in problem
         assert app.answers == []
         toppings.highlighted = 0

@@ -6,7 +6,6 @@ focus="bugs")` and `pair(topic)`) is configured for the person; the model is the
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -18,21 +17,15 @@ from agent_cli.frontends.tui.app import AgentApp
 from agent_cli.settings import Settings
 from agent_cli.wiring import Opening
 from tests.frontends.tui.support import SIZE, notice_says, send, settle, until
-from tests.support.cli import agent, err
+from tests.support.cli import agent, err, spawn_plain
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls
-from tests.support.mcp_servers import stdio_args
+from tests.support.mcp_servers import write_client_server
 from tests.support.waiting import eventually
-
-
-def configure(path: Path, name: str = "docs") -> None:
-    command, *args = stdio_args("--name", name, "--client")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"mcpServers": {name: {"command": command, "args": args}}}))
 
 
 @pytest.fixture
 async def interactive(settings: Settings) -> AsyncIterator[Interactive]:
-    configure(mcp_config.user_file())
+    write_client_server(mcp_config.user_file())
     opened = await wiring.open_interactive(settings, Opening(), "ask")
     try:
         yield opened
@@ -108,7 +101,7 @@ async def test_a_prompt_typed_before_the_servers_were_listed_starts_them(
     first `/server:prompt` starts them (asking), and is sent."""
     from agent_cli.frontends.interactive import Questions
 
-    configure(workspace / ".agent" / "mcp.json", "repo")
+    write_client_server(workspace / ".agent" / "mcp.json", "repo")
     asked: list[Path] = []
 
     async def yes(file: Path, _entries: list) -> bool:
@@ -139,7 +132,7 @@ async def test_prompts_the_server_adds_later_are_offered_at_the_next_command(
 
 
 def test_agent_run_sends_a_servers_prompt(fake: FakeOpenAI, workspace: Path):
-    configure(mcp_config.user_file())
+    write_client_server(mcp_config.user_file())
     fake.add(text("Reviewed."))
     result = agent(workspace, "run", "/docs:review main.py", fake=fake)
     assert result.returncode == 0, err(result)
@@ -154,7 +147,7 @@ def test_agent_run_describes_a_prompts_image_to_a_model_without_vision(
 ):
     from agent_cli import paths
 
-    configure(mcp_config.user_file())
+    write_client_server(mcp_config.user_file())
     config = paths.user_config_file()
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(
@@ -172,19 +165,11 @@ def test_agent_run_describes_a_prompts_image_to_a_model_without_vision(
 
 
 def test_the_repl_sends_a_servers_prompt(fake: FakeOpenAI, workspace: Path):
-    import os
-    import sys
-
     import pexpect
 
-    configure(mcp_config.user_file())
+    write_client_server(mcp_config.user_file())
     fake.add(text("Reviewed it."))
-    env = dict(os.environ, OPENAI_BASE_URL=fake.base_url, TERM="xterm", NO_COLOR="1",
-               PROMPT_TOOLKIT_NO_CPR="1")  # fmt: skip
-    child = pexpect.spawn(
-        sys.executable, ["-m", "agent_cli", "--plain"], cwd=str(workspace), env=env,
-        timeout=60, encoding="utf-8", dimensions=(40, 160),
-    )  # fmt: skip
+    child = spawn_plain(workspace, fake.base_url)
     try:
         child.expect_exact("›")
         child.send("/docs:review a.py\r")

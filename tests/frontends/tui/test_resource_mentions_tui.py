@@ -8,10 +8,8 @@ for the person; the model is the loopback fake.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
 
@@ -22,18 +20,12 @@ from agent_cli.settings import Settings
 from agent_cli.wiring import Opening
 from tests.frontends.tui.support import SIZE, notice_says, send, settle, until
 from tests.support.fake_openai import FakeOpenAI, held, text, tool_calls
-from tests.support.mcp_servers import stdio_args
-
-
-def configure(path: Path, name: str = "docs") -> None:
-    command, *args = stdio_args("--name", name, "--client")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"mcpServers": {name: {"command": command, "args": args}}}))
+from tests.support.mcp_servers import write_client_server
 
 
 @pytest.fixture
 async def interactive(settings: Settings) -> AsyncIterator[Interactive]:
-    configure(mcp_config.user_file())
+    write_client_server(mcp_config.user_file())
     opened = await wiring.open_interactive(settings, Opening(), "ask")
     try:
         yield opened
