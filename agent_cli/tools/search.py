@@ -282,11 +282,11 @@ def _glob(
     where = f"under {path or '.'} matching {include or '**'}"
     deep = _too_deep_note(too_deep)
     if not names:
-        return ToolResult(f"No {_kinds(kind)} {where}.{deep}")
+        return ToolResult(f"No {_kinds(kind)} {where}." + (f" {deep}" if deep else ""))
     head = f"{len(names)} entries {where}"
     if len(shown) < len(names):
         head += f" (showing {len(shown)}; narrow include or path to see the rest)"
-    return ToolResult(head + ":\n" + "\n".join(shown) + deep.replace(" ", "\n", 1))
+    return ToolResult("\n".join([head + ":", *shown, *([deep] if deep else [])]))
 
 
 def _why(exc: OSError | OutsideWorkspace) -> str:
@@ -304,7 +304,7 @@ def _too_deep_note(too_deep: list[str]) -> str:
         return ""
     first = too_deep[0] if len(too_deep[0]) <= 200 else too_deep[0][:200] + "…"
     return (
-        f" [{_count(len(too_deep), 'folder')} deeper than {WALK_MAX_DEPTH} levels "
+        f"[{_count(len(too_deep), 'folder')} deeper than {WALK_MAX_DEPTH} levels "
         f"(first: {first}) not searched; give a path inside to search there]"
     )
 
@@ -523,7 +523,8 @@ def _grep(
             return ToolResult(f"{path} could not be searched: {_why(exc)}", is_error=True)
         finally:
             os.close(top)
-    return ToolResult(_grep_text(search, path) + _too_deep_note(search.too_deep))
+    deep = _too_deep_note(search.too_deep)
+    return ToolResult(_grep_text(search, path) + (f" {deep}" if deep else ""))
 
 
 def _grep_walk(
