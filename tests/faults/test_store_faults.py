@@ -1,9 +1,10 @@
 """The store under `kill -9` and a full disk (issue #8, "Reliability under faults").
 
 tests/engine/test_store.py covers one kill during big writes, a writer's ENOSPC
-keeping the previous version, and a Session saying so once. Here: 200 kills at
-random moments of real runs (fixed seed), after which every conversation loads,
-goes on, and no temporary file is left; and a disk that fills during a run
+keeping the previous version, and a Session saying so once. Here: 200 kills of
+real runs (fixed seed), at random moments or, two in five, inside a write by
+construction, after which every conversation loads, goes on, and no temporary
+file is left; and a disk that fills during a run
 (the person told once, the run finishing, the next save after space is freed
 succeeding), in-process and through the real `agent run` with a file-size limit.
 """
@@ -43,14 +44,19 @@ ROOT = Path(__file__).resolve().parents[2]
 KILLS = 200
 SEED = 8
 
-# One process: imports once, then forks a child per run and kills it with SIGKILL after a
-# random delay. Each child goes on with the newest conversation (loading what the last kill
-# left) or starts one, and runs rounds of read_file calls (a save after each) until killed.
+# One process: imports once, then forks a child per run and kills it with SIGKILL. Each
+# child goes on with the newest conversation (loading what the last kill left) or starts one,
+# and runs rounds of read_file calls (a save after each) until killed. Most kills come after a
+# random delay; two in five land inside a write whatever the machine's speed: the child stops
+# half-way through its k-th append, or before renaming its first rewrite over the log, and
+# says so through a pipe.
 KILLER = textwrap.dedent(
     """
-    import asyncio, json, os, random, signal, sys, time, traceback
+    import asyncio, json, os, random, select, signal, sys, time, traceback, types
     from pathlib import Path
 
+    from agent_cli import durable
+    from agent_cli.engine import conversation_log
     from agent_cli.backends.loop import BuiltinLoop, LoopSettings
     from agent_cli.backends.prompt import system_prompt
     from agent_cli.engine.items import Conversation
@@ -88,32 +94,70 @@ KILLER = textwrap.dedent(
                 conversation = Conversation(workspace=str(workspace), mode="read-only")
             await session(conversation, store).send("read the notes again")
 
+    # The module's os.NAME becomes one whose k-th call says so on `ready` and waits to be
+    # killed (after writing half of what it was given, when `cut_short`).
+    def stop_at(module, name, k, ready, cut_short):
+        calls, real = [0], getattr(os, name)
+        def stopping(*args):
+            calls[0] += 1
+            if calls[0] < k:
+                return real(*args)
+            if cut_short:
+                real(args[0], args[1][: len(args[1]) // 2])
+            os.write(ready, b"!")
+            while True:
+                time.sleep(60)
+        module.os = types.SimpleNamespace(**{**vars(os), name: stopping})
+
+    def torn(log):  # a save cut short ends in no header (a header is short)
+        with log.open("rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - 1024))
+            end = f.read()
+        return not (end.endswith(b"\\n") and end[:-1].rpartition(b"\\n")[2].startswith(HEADER))
+
     rng = random.Random(seed)
-    outcomes, left, cut = {}, set(), set()
+    outcomes = {"stops in a rewrite": 0, "stopped mid-rewrite": 0,
+                "stops in an append": 0, "stopped mid-append": 0}
+    left, cut = set(), set()
     for n in range(kills):
-        child_seed = rng.random()
+        child_seed, stop = rng.random(), rng.choice([None, None, None, "rewrite", "append"])
+        k = rng.randint(1, 20) if stop == "append" else 1
+        if stop is not None:
+            outcomes["stops in a rewrite" if stop == "rewrite" else "stops in an append"] += 1
+        ready, told = os.pipe()
         pid = os.fork()
         if pid == 0:
+            os.close(ready)
+            if stop == "rewrite":
+                stop_at(durable, "replace", k, told, cut_short=False)
+            elif stop == "append":
+                stop_at(conversation_log, "write", k, told, cut_short=True)
             try:
                 asyncio.run(work(random.Random(child_seed)))
             except BaseException:
                 traceback.print_exc()
                 os._exit(3)
             os._exit(0)
-        time.sleep(rng.uniform(0, longest))
+        os.close(told)
+        if stop is None:
+            time.sleep(rng.uniform(0, longest))
+        elif not select.select([ready], [], [], 60)[0]:
+            print(f"kill {n}: the child never reached its {stop} number {k}", file=sys.stderr)
+        os.close(ready)
         os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
         how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else (
             f"exit {os.WEXITSTATUS(status)}")
         outcomes[how] = outcomes.get(how, 0) + 1
-        left |= {p.name for p in folder.glob(".*.tmp")} if folder.exists() else set()
-        for log in folder.glob("*.jsonl") if folder.exists() else ():
-            with log.open("rb") as f:  # a save cut short ends in no header (a header is short)
-                size = f.seek(0, os.SEEK_END)
-                f.seek(max(0, size - 1024))
-                end = f.read()
-            if not (end.endswith(b"\\n") and end[:-1].rpartition(b"\\n")[2].startswith(HEADER)):
-                cut.add((log.name, size))
+        logs = list(folder.glob("*.jsonl")) if folder.exists() else []
+        temporaries = {p.name for p in folder.glob(".*.tmp")} if folder.exists() else set()
+        cut_now = {(log.name, log.stat().st_size) for log in logs if torn(log)}
+        if stop == "rewrite" and temporaries - left:
+            outcomes["stopped mid-rewrite"] += 1  # and its temporary file is left behind
+        if stop == "append" and cut_now - cut:
+            outcomes["stopped mid-append"] += 1  # and its log ends in a torn save
+        left, cut = left | temporaries, cut | cut_now
     outcomes["killed mid-rewrite"] = len(left)  # each left its temporary file behind
     outcomes["killed mid-append"] = len(cut)
     print(json.dumps(outcomes))
@@ -168,8 +212,12 @@ def test_200_kills_at_random_moments_leave_every_conversation_loadable(tmp_path:
     outcomes = killed_runs(folder, workspace, longest=0.15)
 
     assert outcomes.get("signal 9") == KILLS, outcomes  # each ended by its kill, none otherwise
-    # The kills did land in writes: in rewrites (a temporary file left) and in appends.
-    assert outcomes["killed mid-rewrite"] + outcomes["killed mid-append"] > 0, outcomes
+    # The kills did land in writes: every child stopped inside a rewrite left its temporary
+    # file, every one stopped half-way through an append left a torn save.
+    assert 0 < outcomes["stops in a rewrite"] == outcomes["stopped mid-rewrite"], outcomes
+    assert 0 < outcomes["stops in an append"] == outcomes["stopped mid-append"], outcomes
+    assert outcomes["killed mid-rewrite"] >= outcomes["stopped mid-rewrite"], outcomes
+    assert outcomes["killed mid-append"] >= outcomes["stopped mid-append"], outcomes
     store = Store(folder)
     files = sorted(folder.glob("*.jsonl"))
     assert len(files) > 1, outcomes  # conversations were started, and others continued
