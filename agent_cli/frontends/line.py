@@ -292,6 +292,8 @@ class LineRepl:
         self._next_line: str | None = None  # sent at the live prompt just as the run ended
         self._quitting = False  # /quit at the live prompt: leave once the run has stopped
         self._cards_done = asyncio.Event()  # set while no approval card holds the terminal
+        self._live = False  # a run goes with the live prompt under its output
+        self._patched: contextlib.AbstractContextManager[object] | None = None
         self._cards_done.set()
         self.prompt: PromptSession[str] = PromptSession(
             history=SharedHistory(interactive.workspace),
@@ -416,30 +418,49 @@ class LineRepl:
         # prompt-toolkit prompt cannot be moved aside): there the run has the terminal, and
         # what is typed meanwhile is read unechoed, for the next prompt.
         live = sys.stdin.isatty() and not is_dumb_terminal()
-        with patch_stdout(raw=True) if live else contextlib.nullcontext():
-            if live:
-                # The live prompt shows the answer's partial line (it would draw over it).
-                self.printer.live = render.LivePrompt(self._redraw_prompt, self._prompt_rows)
-                self._typing = asyncio.ensure_future(self._type_while_running(run))
-            try:
-                if sys.stdin.isatty() and not live:
-                    self._type_ahead = TypeAhead(sys.stdin.fileno())
-                    self._type_ahead.start()
-                return (await run).reason.value
-            except AgentError as e:
-                self.printer.print(render.notice(str(e), "error"))
-            except Exception as e:  # the session reports run errors itself; a last guard
-                log.exception("sending failed")
-                self.printer.print(render.notice(f"The message could not be sent: {e}", "error"))
-            finally:
-                if not run.done():  # left before the run ended (it could not be watched)
-                    run.cancel()
-                await self._end_typing()
-                self._end_type_ahead()
-                self.printer.end_line()
-                self.printer.live = None
-                self.approvals.deny_all()
+        if live:
+            self._live = True
+            self._patch_output()
+            # The live prompt shows the answer's partial line (it would draw over it).
+            self.printer.live = render.LivePrompt(self._redraw_prompt, self._prompt_rows)
+            self._typing = asyncio.ensure_future(self._type_while_running(run))
+        try:
+            if sys.stdin.isatty() and not live:
+                self._type_ahead = TypeAhead(sys.stdin.fileno())
+                self._type_ahead.start()
+            return (await run).reason.value
+        except AgentError as e:
+            self.printer.print(render.notice(str(e), "error"))
+        except Exception as e:  # the session reports run errors itself; a last guard
+            log.exception("sending failed")
+            self.printer.print(render.notice(f"The message could not be sent: {e}", "error"))
+        finally:
+            if not run.done():  # left before the run ended (it could not be watched)
+                run.cancel()
+            await self._end_typing()
+            self._end_type_ahead()
+            self.printer.end_line()
+            self.printer.live = None
+            self.approvals.deny_all()
+            self._live = False
+            self._unpatch_output()
         return ""
+
+    def _patch_output(self) -> None:
+        """Print the run's output above the live prompt (prompt-toolkit's `patch_stdout`)."""
+        if self._patched is None:
+            self._patched = patch_stdout(raw=True)
+            self._patched.__enter__()
+
+    def _unpatch_output(self) -> None:
+        """Write out all the patched output holds, then print straight to the terminal.
+
+        The patched output is written by a thread of its own, later: a card drawn
+        meanwhile, or its question, could come before the answer or the diff
+        printed just ahead of it. Closing it waits for that thread."""
+        patched, self._patched = self._patched, None
+        if patched is not None:
+            patched.__exit__(None, None, None)
 
     async def _own(self, line: str) -> None:
         """`!command`: its output printed raw as it comes, then how it ended."""
@@ -550,13 +571,18 @@ class LineRepl:
             await asyncio.sleep(STEP_ASIDE_SECONDS)
 
     async def pause_typing(self) -> None:
-        """An approval card needs the terminal: the live prompt steps aside until it is done."""
+        """An approval card needs the terminal: the live prompt steps aside until it is done,
+        and what was printed before the card is on the screen before it."""
         self._cards_done.clear()
         if self._type_ahead is not None:  # the card reads its own keys, not those typed ahead
             self._type_ahead.stop()
         await self._until_no_prompt(lambda: not self._prompting)
+        self._unpatch_output()
+        await asyncio.sleep(0)  # its last writes may be waiting on the loop: let them go
 
     def resume_typing(self) -> None:
+        if self._live:
+            self._patch_output()
         self._cards_done.set()
         if self._type_ahead is not None:
             self._type_ahead.start()

@@ -131,6 +131,25 @@ def test_an_approval_card_answered_yes_applies_the_edit(fake, workspace, pty_env
     assert leave(child) == 0
 
 
+def test_the_card_comes_after_the_answer_printed_just_before_it(fake, workspace, pty_env):
+    """What the run printed above the live prompt is written by prompt-toolkit's own thread,
+    up to 0.2 s later; the card and its question must still come after it, in order."""
+    (workspace / "a.txt").write_text("hello\n")
+    edits = [{"old_text": "hello", "new_text": "goodbye"}]
+    lines = "".join(f"line {n} of the plan\n" for n in range(1, 31))
+    fake.add(tool_calls(call("edit_file", path="a.txt", edits=edits), text=lines), text("Done."))
+    child = repl(workspace, pty_env)
+    enter(child, "change the greeting")
+    child.expect_exact("Allow?")
+    shown = child.before
+    assert "line 30 of the plan" in shown and "+goodbye" in shown
+    assert shown.index("line 30 of the plan") < shown.index("-hello") < shown.index("+goodbye")
+    enter(child, "y")
+    child.expect_exact("Done.")
+    child.expect_exact(PROMPT)
+    assert leave(child) == 0
+
+
 def test_new_starts_another_conversation(fake, workspace, pty_env):
     fake.add(text("First answer."), text("Second answer."))
     child = repl(workspace, pty_env)
