@@ -36,6 +36,7 @@ from agent_cli.engine.events import (
 )
 from agent_cli.engine.items import AssistantItem, Item, NoticeItem, ToolItem, UserItem
 from agent_cli.frontends.markdown_blocks import BlockEnds
+from agent_cli.frontends.outcome import outcome
 from agent_cli.frontends.plan_text import SYMBOLS, progress
 from agent_cli.media import chips
 from agent_cli.tools.plan import Plan
@@ -73,8 +74,13 @@ def tool_line(item: ToolItem, width: int) -> Text:
     title = item.title or item.tool
     if item.mcp:
         title += f"  [MCP: {item.mcp}]"
-    mark, style = MARKS.get(item.state, ("•", "cyan"))
+    said = outcome(item)  # a command that exited non-zero gets no green tick
+    mark, style = ("✗", "red") if said.failed else MARKS.get(item.state, ("•", "cyan"))
     line = Text.assemble((mark, style), " ", (title, "bold"))
+    if said.text:
+        line.append(
+            f" · {'failed · ' if said.failed else ''}{said.text}", "red" if said.failed else "dim"
+        )
     if item.state in ("denied", "error"):
         reason = item.result.strip().splitlines()[0] if item.result.strip() else item.state
         line.append(f": {reason}", style="dim")

@@ -10,7 +10,7 @@ from rich.console import Console
 from agent_cli.engine.events import Delta, ItemAdded, ItemUpdated, RunFinished
 from agent_cli.engine.items import AssistantItem, ToolItem
 from agent_cli.frontends.markdown_blocks import BlockEnds, block_end
-from agent_cli.frontends.render import Printer
+from agent_cli.frontends.render import Printer, tool_line
 
 
 async def test_a_sub_agents_text_is_not_printed_and_its_calls_are_indented():
@@ -230,3 +230,18 @@ async def test_the_models_escape_sequences_never_reach_the_terminal():
     assert shown.startswith("thinking hard\nUse **bold**:\ttab\n\n\x1b[2A\r\x1b[J"), (
         "the raw block's 2 rows erased, no more (the escapes were not counted)"
     )
+
+
+def test_a_finished_calls_line_says_what_it_came_to_and_a_failed_command_gets_no_tick():
+    failed = ToolItem("exec_shell_command", "c1", title="Run make", state="done", exit_code=5)
+    failed.result = "make: *** [all] Error 5\n[exit code: 5]"
+    passed = ToolItem("exec_shell_command", "c2", title="Run true", state="done", exit_code=0)
+    diff = "--- a/a.sql\n+++ b/a.sql\n@@ -1,2 +1,2 @@\n--- a comment\n+-- the comment\n x\n"
+    edit = ToolItem("edit_file", "c3", title="Edit a.sql", state="done", diff=diff)
+    read = ToolItem("read_file", "c4", title="Read a.txt", state="done", result="one\ntwo\n")
+    lines = {item.call_id: tool_line(item, 80) for item in (failed, passed, edit, read)}
+    assert lines["c1"].plain == "✗ Run make · failed · exit 5"
+    assert lines["c1"].spans[0].style == "red"
+    assert lines["c2"].plain == "✓ Run true"
+    assert lines["c3"].plain == "✓ Edit a.sql · +1 −1"
+    assert lines["c4"].plain == "✓ Read a.txt · 2 lines"
