@@ -306,20 +306,22 @@ class ApprovalScreen(ModalScreen[Decision]):
     def _body(self) -> Iterator[Widget]:
         request = self.request
         if request.kind == "command":
-            yield Static(
-                Content.assemble(
-                    ("$ ", "bold"), (request.command, "bold $accent"), "\nin ", request.cwd
-                ),
-                id="command",
-            )
-            if request.outside:
+            # Scrolled as a diff is: a heredoc of many lines must not push the keys off.
+            with VerticalScroll(id="call", classes="body"):
                 yield Static(
                     Content.assemble(
-                        ("The sandbox stopped it: ", "bold $warning"),
-                        f"{request.outside}.\nRun it again outside the sandbox, unconfined?",
+                        ("$ ", "bold"), (request.command, "bold $accent"), "\nin ", request.cwd
                     ),
-                    id="outside",
+                    id="command",
                 )
+                if request.outside:
+                    yield Static(
+                        Content.assemble(
+                            ("The sandbox stopped it: ", "bold $warning"),
+                            f"{request.outside}.\nRun it again outside the sandbox, unconfined?",
+                        ),
+                        id="outside",
+                    )
         elif request.diff:
             with VerticalScroll(id="unified", classes="body"):
                 yield DiffView(request.diff, id="diff")

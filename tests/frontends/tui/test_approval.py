@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import json
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -373,6 +374,67 @@ async def test_on_a_small_terminal_the_keys_stay_visible_and_the_diff_scrolls(si
         reason = screen.query_one("#reason", Input)
         assert reason.region.height and reason.region.bottom <= card.region.bottom
         assert help_line.region.bottom <= card.region.bottom - 1
+
+
+HEREDOC = "cat > notes.txt <<'EOF'\n" + "".join(f"line {n}\n" for n in range(1, 9)) + "EOF"
+
+
+def heredoc_request() -> ApprovalRequest:
+    """A ten-line command: taller than the card at 80×15."""
+    item = ToolItem("exec_shell_command", "call-4", title="Run cat > notes.txt <<'EOF'")
+    return ApprovalRequest(item, "command", command=HEREDOC, cwd="/work/project")
+
+
+def four_line_request() -> ApprovalRequest:
+    """Four lines, a sandbox note besides: taller than the card at 60×12."""
+    request = command_request()
+    request.command = "cd src\nmake clean\nmake all\nmake check"
+    request.outside = "a write outside the folders it may change"
+    return request
+
+
+def long_mcp_request() -> ApprovalRequest:
+    args = json.dumps({f"key_{n}": f"value {n}" for n in range(20)})
+    item = ToolItem("docs_search", "call-5", title="docs_search", args=args, mcp="docs")
+    return ApprovalRequest(item, "tool", suggested_rule="docs_search")
+
+
+@pytest.mark.parametrize(
+    ("build", "size", "body"),
+    [
+        (heredoc_request, (80, 15), "#call"),
+        (four_line_request, (60, 12), "#call"),
+        (long_mcp_request, (80, 15), "#arguments"),
+        (long_mcp_request, (60, 12), "#arguments"),
+    ],
+)
+async def test_on_a_small_terminal_a_long_command_scrolls_and_the_keys_stay_visible(
+    build, size, body
+):
+    app = CardApp(build)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ApprovalScreen)
+        scrolled = screen.query_one(body)
+        await until(pilot, lambda: scrolled.max_scroll_y > 0)
+        help_line = screen.query_one("#help", Static)
+        card = screen.query_one("#card")
+        assert help_line.region.height >= 1, "the card's keys have room"
+        assert help_line.region.bottom <= card.region.bottom - 1 <= size[1], "inside the card"
+        assert "y yes" in str(help_line.render()) and "esc deny" in str(help_line.render())
+        await pilot.press("end")  # the command scrolls inside the card
+        await until(pilot, lambda: scrolled.scroll_y > 0)
+        assert help_line.region.bottom <= card.region.bottom - 1
+        await pilot.press("n")
+        await pilot.pause()
+        reason = screen.query_one("#reason", Input)
+        assert reason.region.height and reason.region.bottom <= card.region.bottom
+        assert help_line.region.bottom <= card.region.bottom - 1
+
+
+def test_snapshot_heredoc_command_card_on_a_small_terminal(snap_compare):
+    assert snap_compare(CardApp(heredoc_request), terminal_size=(80, 15))
 
 
 def test_snapshot_edit_card_on_a_small_terminal(snap_compare):
