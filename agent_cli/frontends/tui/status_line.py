@@ -16,6 +16,8 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widget import Widget
 
+from agent_cli.frontends.tui.activity import shortened
+
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPIN_SECONDS = 0.1
 TICK_SECONDS = 1.0  # the elapsed time is redrawn this often (with reduce_motion too)
@@ -161,11 +163,16 @@ class StatusLine(Widget):
         doing = {"waiting": "waiting for approval", "stopping": "stopping"}.get(
             state, self.activity or state
         )
-        said = Content.from_markup(f"[{colour}]$icon $doing", icon=icon, doing=doing)
         spent = f"{elapsed_text(self.clock() - self.started)}"
         if self.run_in or self.run_out:
             spent += f" · ↑{count_text(self.run_in)} ↓{count_text(self.run_out)}"
-        parts = [said, Content.from_markup("[$foreground-muted] · $spent", spent=spent)]
+        fixed = [Content.from_markup("[$foreground-muted] · $spent", spent=spent)]
         if state != "stopping":
-            parts.append(Content.from_markup("[$foreground-muted] · [b]esc[/b] to interrupt"))
-        return Content("").join(parts)
+            fixed.append(Content.from_markup("[$foreground-muted] · [b]esc[/b] to interrupt"))
+        if width := self.content_size.width:  # 0 before the first layout: nothing to fit
+            # The time, the tokens and the key come first; what it does gets what is left,
+            # less the " · " after which the other fields begin (cut at the line's end).
+            room = width - len(f"{icon} ") - sum(part.cell_length for part in fixed) - 3
+            doing = shortened(doing, max(1, room))
+        said = Content.from_markup(f"[{colour}]$icon $doing", icon=icon, doing=doing)
+        return Content("").join([said, *fixed])

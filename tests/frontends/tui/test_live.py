@@ -6,6 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from agent_cli.engine.items import NoticeItem
 from agent_cli.frontends.tui.app import AgentApp
 from agent_cli.frontends.tui.notice_view import NoticeView
@@ -90,6 +92,34 @@ async def test_the_status_line_says_what_the_run_does_and_escape_stops_it(
         assert recorder.finished() == ["stopped"]
         assert app.status.state == "idle" and "esc to interrupt" not in str(app.status.render())
         assert str(app.status.render()).endswith("idle")
+
+
+LONG_COMMAND = "sleep 30 && echo a-rather-long-command-line-for-the-status-line-to-shorten"
+
+
+@pytest.mark.parametrize("width", [60, 80])
+async def test_on_a_narrow_terminal_the_status_line_shortens_what_runs_not_its_time_or_keys(
+    interactive, settings, fake: FakeOpenAI, width: int
+):
+    now = [100.0]
+    app = AgentApp(interactive, settings, clock=lambda: now[0])
+    command = json.dumps({"command": LONG_COMMAND, "timeout": 60})
+    fake.add(tool_calls(("c1", "exec_shell_command", command)), text("Not reached."))
+    app.session.set_mode("full")
+    async with app.run_test(size=(width, 20)) as pilot:
+        await send(pilot, app, "wait a while")
+        await until(pilot, lambda: app.status.activity.startswith("running `sleep 30 && echo"))
+        now[0] += 75
+        app.status.refresh()
+        await pilot.pause()
+        shown = app.status.render_line(0).text  # as painted, the line's cut included
+        assert len(shown) == width - 2, "inside the padding"
+        said, rest = shown.strip().split(" · ", 1)
+        assert said.startswith("… running `sleep") and said.endswith("…`"), said
+        assert rest.startswith("1m 15s · ↑10 ↓5 · esc to interrupt"), shown
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert app.status.state == "idle"
 
 
 async def test_the_welcome_shows_where_and_how_and_goes_with_the_first_message(
