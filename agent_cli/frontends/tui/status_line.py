@@ -127,8 +127,14 @@ class StatusLine(Widget):
         if key != self._key:
             self._key, self._fields = key, self._render_fields()
         if self.state == "idle":
-            return Content("").join([self._fields, self._state(), self._hint()])
-        return Content("").join([self._state(), Content(" · "), self._fields, self._hint()])
+            line = Content("").join([self._fields, self._state()])
+        else:
+            line = Content("").join([self._state(), Content(" · "), self._fields])
+        if not self.hint:
+            return line
+        # A passing hint matters most while it shows: first, so a narrow screen keeps it.
+        hint = Content.from_markup("[$warning]$hint[/] · ", hint=self.hint)
+        return Content("").join([hint, line])
 
     def _render_fields(self) -> Content:
         parts: list[Content] = [Content.styled(self.workspace, "bold")]
@@ -148,11 +154,6 @@ class StatusLine(Widget):
         if self.state == "idle":
             parts.append(Content(" · "))
         return Content("").join(parts)
-
-    def _hint(self) -> Content:
-        if not self.hint:
-            return Content("")
-        return Content.from_markup("  [$warning]$hint", hint=self.hint)
 
     def _state(self) -> Content:
         state = self.state

@@ -122,6 +122,16 @@ async def test_on_a_narrow_terminal_the_status_line_shortens_what_runs_not_its_t
         assert app.status.state == "idle"
 
 
+async def test_on_a_narrow_terminal_the_quit_hint_is_shown_first(app: AgentApp):
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: bool(app.status.hint))
+        await pilot.pause()
+        shown = app.status.render_line(0).text.strip()
+        assert shown.startswith("Ctrl+C again to quit · "), shown
+
+
 async def test_the_welcome_shows_where_and_how_and_goes_with_the_first_message(
     app: AgentApp, fake: FakeOpenAI, workspace: Path
 ):
