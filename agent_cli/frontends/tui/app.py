@@ -788,8 +788,9 @@ class AgentApp(App[int]):
 
     def on_key(self, event: events.Key) -> None:
         """Typing always reaches the input: a printable key pressed with a card, the
-        reasoning or the transcript focused (after a click) goes to the input, and the
-        input takes the focus back. Keys the focused widget binds (Enter, `c`) stay its own.
+        reasoning or the transcript focused goes to the input, and the input takes the
+        focus back. Keys the focused widget binds (a card's Enter and `c`) stay its own: a
+        card has the focus only when reached with Tab, as a click does not focus it.
         Escape stops a run there, and in an input with text in it (an empty input has its
         own Escape; a card open on its own screen keeps its Escape)."""
         prompt = self.composer.input
@@ -805,6 +806,16 @@ class AgentApp(App[int]):
         event.stop()
         prompt.focus()
         prompt.insert(event.character)
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        """A click on a card, the plan or a long message opens or folds it and does not
+        take the focus (FOCUS_ON_CLICK): if a card reached with Tab has it, the input
+        takes it back, so the keys typed next are not that card's."""
+        if self.screen is not self.screen_stack[0] or self.focused is self.composer.input:
+            return
+        clicked = self.screen.get_focusable_widget_at(event.screen_x, event.screen_y)
+        if clicked is not None and not clicked.focus_on_click():
+            self.composer.focus_input()
 
     @on(PromptInput.Scroll)
     def _scroll(self, event: PromptInput.Scroll) -> None:

@@ -35,8 +35,10 @@ def step_line(step: PlanStep) -> Content:
 
 
 class PlanView(Widget, can_focus=True):
-    """The conversation's plan; `plan = None` hides it."""
+    """The conversation's plan; `plan = None` hides it. A click folds or unfolds it and
+    leaves the focus in the input (Space and Enter fold it only when reached with Tab)."""
 
+    FOCUS_ON_CLICK = False
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter,space", "fold", "fold / unfold", show=False)
     ]

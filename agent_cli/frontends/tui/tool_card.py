@@ -67,8 +67,12 @@ def state_text(item: ToolItem, elapsed: float | None = None) -> str:
 
 
 class ToolCard(Steady, Vertical, can_focus=True):
-    """Compact by default; Enter or a click shows the result and the diff."""
+    """Compact by default; Enter or a click shows the result and the diff.
 
+    A click leaves the keyboard focus where it was (the input): the card's keys (Enter,
+    `c`) are for a card reached with Tab, so a word typed after a click is typed."""
+
+    FOCUS_ON_CLICK = False
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "toggle_expanded", "expand", show=False),
         Binding("c", "copy_output", "copy the output", show=False),

@@ -31,8 +31,10 @@ def folded(text: str) -> Content:
 
 
 class UserMessage(Steady, Static):
-    """The person's own words, marked by a bar on the left."""
+    """The person's own words, marked by a bar on the left. A click unfolds a long one
+    and leaves the focus in the input (Enter unfolds it when reached with Tab)."""
 
+    FOCUS_ON_CLICK = False
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "toggle_folded", "show all", show=False),
     ]

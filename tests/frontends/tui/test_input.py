@@ -13,6 +13,7 @@ from agent_cli.frontends.tui.app import AgentApp
 from agent_cli.frontends.tui.assistant_view import AssistantView
 from agent_cli.frontends.tui.notice_view import NoticeView
 from agent_cli.frontends.tui.pasted import Pastes
+from agent_cli.frontends.tui.plan_view import PlanView
 from agent_cli.frontends.tui.prompt_input import PLACEHOLDERS
 from agent_cli.frontends.tui.reasoning_block import ReasoningBlock
 from agent_cli.frontends.tui.tool_card import ToolCard
@@ -113,6 +114,15 @@ async def test_ctrl_o_puts_the_paste_itself_in_the_input(app: AgentApp):
         assert app.composer.input.text == PASTED
 
 
+async def tab_to_a_card(pilot, app: AgentApp) -> ToolCard:
+    """Tab from the empty input until a card has the focus, as a person reaches one."""
+    for _ in range(8):
+        await pilot.press("tab")
+        if isinstance(app.focused, ToolCard):
+            return app.focused
+    raise AssertionError(f"Tab did not reach a card (the focus is on {app.focused})")
+
+
 async def test_after_a_click_on_a_card_typing_goes_to_the_input(
     app: AgentApp, fake: FakeOpenAI, workspace: Path
 ):
@@ -125,10 +135,66 @@ async def test_after_a_click_on_a_card_typing_goes_to_the_input(
         card = app.transcript.query_one(ToolCard)
         await pilot.click(card)
         await pilot.pause()
-        assert app.focused is card
-        await pilot.press("h", "i")
+        assert card.expanded, "the click opens the card"
+        await pilot.press(*"can you")  # `c` is a focused card's copy key
         assert app.focused is app.composer.input
-        assert app.composer.input.text == "hi", "the first key is not lost"
+        assert app.composer.input.text == "can you", "no key is lost"
+        assert app.clipboard == "", "nothing was copied"
+        assert card.expanded
+        await pilot.press("enter")  # the input's Enter: it sends
+        await until(pilot, lambda: len(fake.requests) == 3)
+
+
+async def test_a_cards_keys_are_its_own_once_it_is_reached_with_tab(
+    app: AgentApp, fake: FakeOpenAI, workspace: Path
+):
+    (workspace / "notes.txt").write_text("alpha\n")
+    (workspace / "todo.txt").write_text("beta\n")
+    fake.add(
+        tool_calls(
+            ("call_1", "read_file", json.dumps({"path": "notes.txt"})),
+            ("call_2", "read_file", json.dumps({"path": "todo.txt"})),
+        ),
+        text("Alpha and beta."),
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "read both")
+        await settle(pilot, app)
+        cards = list(app.transcript.query(ToolCard))
+        assert len(cards) == 2
+        card = await tab_to_a_card(pilot, app)
+        await pilot.press("c")
+        assert app.clipboard == card.item.result, "`c` copies its output"
+        await pilot.press("enter")
+        assert card.expanded, "Enter opens it"
+        assert app.composer.input.text == ""
+        copied = app.clipboard
+        other = cards[1] if card is cards[0] else cards[0]
+        await pilot.click(other)  # a click on another card hands the keys back to the input
+        await pilot.pause()
+        assert other.expanded
+        await pilot.press(*"can you")
+        assert app.composer.input.text == "can you"
+        assert app.focused is app.composer.input and app.clipboard == copied
+
+
+async def test_after_a_click_on_the_plan_a_space_goes_to_the_input(app: AgentApp, fake: FakeOpenAI):
+    from tests.frontends.tui.test_plan import plan_call
+
+    steps = [{"step": f"Step {n}", "status": "pending"} for n in range(1, 10)]
+    fake.add(tool_calls(plan_call(steps)), text("Going."))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "do the nine steps")
+        await settle(pilot, app)
+        view = app.plan_view
+        assert view.folded
+        await pilot.click(PlanView)
+        await pilot.pause()
+        assert not view.folded, "the click unfolds it"
+        await pilot.press("space", *"go")  # Space is a focused plan's fold key
+        assert app.composer.input.text == " go", "no key is lost"
+        assert not view.folded, "the plan stays unfolded"
+        assert app.focused is app.composer.input
 
 
 async def test_escape_with_a_card_focused_stops_the_run(
@@ -150,9 +216,7 @@ async def test_escape_with_a_card_focused_stops_the_run(
             await settle(pilot, app)
             await send(pilot, app, "and again")
             await until(pilot, lambda: len(fake.requests) == 3 and app.session.running)
-            card = app.transcript.query_one(ToolCard)
-            await pilot.click(card)
-            await until(pilot, lambda: app.focused is card)
+            await tab_to_a_card(pilot, app)
             await pilot.press("escape")
             await settle(pilot, app)
             assert recorder.finished() == ["answered", "stopped"]
