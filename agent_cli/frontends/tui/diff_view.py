@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from pygments.lexer import Lexer
     from rich.syntax import PygmentsSyntaxTheme
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
 class Row(NamedTuple):
@@ -38,28 +38,37 @@ class Row(NamedTuple):
 
 
 def parse(diff: str) -> tuple[list[Row], str]:
-    """The diff's rows with their line numbers, and the (last) file it changes."""
+    """The diff's rows with their line numbers, and the (last) file it changes.
+
+    A hunk's header says how many old and new lines follow; while some are left, a
+    line is one of them, even `--- x` (a removed `-- x`, an SQL or Lua comment) or
+    `+++ x`. Only outside those counts are `--- `/`+++ ` a file's headers."""
     rows: list[Row] = []
     path = ""
     old = new = 0
+    old_left = new_left = 0  # the current hunk's lines still to come
     for line in diff.rstrip("\n").split("\n"):
-        hunk = _HUNK.match(line)
+        in_hunk = old_left > 0 or new_left > 0
+        hunk = None if in_hunk else _HUNK.match(line)
         if hunk:
-            old, new = int(hunk[1]), int(hunk[2])
+            old, new = int(hunk[1]), int(hunk[3])
+            old_left = int(hunk[2]) if hunk[2] is not None else 1
+            new_left = int(hunk[4]) if hunk[4] is not None else 1
             rows.append(Row("@", 0, 0, line))
-        elif line.startswith(("+++ ", "--- ")):
+        elif not in_hunk and line.startswith(("+++ ", "--- ")):
             if line.startswith("+++ "):
                 path = line[4:].split("\t")[0].removeprefix("b/")
             rows.append(Row("", 0, 0, line))
         elif line[:1] == "+":
             rows.append(Row("+", 0, new, line[1:]))
-            new += 1
+            new, new_left = new + 1, new_left - 1
         elif line[:1] == "-":
             rows.append(Row("-", old, 0, line[1:]))
-            old += 1
-        elif line[:1] == " ":
+            old, old_left = old + 1, old_left - 1
+        elif line[:1] == " " or (in_hunk and not line):  # an empty line: a blank context line
             rows.append(Row(" ", old, new, line[1:]))
             old, new = old + 1, new + 1
+            old_left, new_left = old_left - 1, new_left - 1
         else:  # "\ No newline at end of file", or text that is no diff
             rows.append(Row("", 0, 0, line))
     return rows, path
