@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 
 from agent_cli.engine.items import AssistantItem, Item, SummaryItem, ToolItem, UserItem
+from agent_cli.tools.diffs import line_changes
 
 TRANSCRIPT_CAP = 24_000  # characters: a few thousand tokens, small beside any context window
 ENTRY_CAP = 1_500  # one message or answer, so a pasted log cannot crowd out the rest
@@ -65,11 +66,9 @@ class _FileWork:
 
     def count(self, diff: str) -> None:
         self.changes += 1
-        for line in diff.splitlines():
-            if line.startswith("+") and not line.startswith("+++"):
-                self.added += 1
-            elif line.startswith("-") and not line.startswith("---"):
-                self.removed += 1
+        added, removed = line_changes(diff)
+        self.added += added
+        self.removed += removed
 
     def __str__(self) -> str:
         times = "once" if self.changes == 1 else f"{self.changes} times"

@@ -12,6 +12,7 @@ import re
 from typing import NamedTuple
 
 from agent_cli.engine.items import ToolItem
+from agent_cli.tools.diffs import line_changes
 
 COMMAND_TOOLS = ("exec_shell_command",)
 _LONG_LINE = re.compile(r"^\[\.\.\. line \d+ is longer than \d+ bytes and was cut;", re.MULTILINE)
@@ -41,17 +42,7 @@ def outcome(item: ToolItem) -> Outcome:
 
 def diff_counts(diff: str) -> str:
     """`+added −removed` of a unified diff (its file headers not counted)."""
-    added = removed = 0
-    in_hunk = False  # "--- a/x" before a file's first hunk is a header, inside one a line
-    for line in diff.splitlines():
-        if line.startswith("@@"):
-            in_hunk = True
-        elif line.startswith("diff "):
-            in_hunk = False
-        elif in_hunk and line.startswith("+"):
-            added += 1
-        elif in_hunk and line.startswith("-"):
-            removed += 1
+    added, removed = line_changes(diff)
     return f"+{added} −{removed}"
 
 

@@ -290,6 +290,27 @@ def hunk_count(diff: str) -> int:
     return len(_HUNK_HEADER.findall(diff))
 
 
+def line_changes(diff: str) -> tuple[int, int]:
+    """(added, removed) lines of a unified diff. A hunk's header says how many of its
+    lines follow; while some are left, a line is one of them, even `--- x` (a removed
+    `-- x` SQL comment) or `+++ x`: only outside those counts are they file headers."""
+    added = removed = old_left = new_left = 0
+    for line in diff.splitlines():
+        if old_left <= 0 and new_left <= 0:
+            header = _HUNK_HEADER.match(line)
+            if header is not None:
+                old_left, new_left = (int(n) if n is not None else 1 for n in header.groups()[1::2])
+            continue
+        kind = line[:1]
+        if kind == "+":
+            added, new_left = added + 1, new_left - 1
+        elif kind == "-":
+            removed, old_left = removed + 1, old_left - 1
+        elif kind == " " or not line:
+            old_left, new_left = old_left - 1, new_left - 1
+    return added, removed
+
+
 def _hunk_ranges(diff: str) -> list[tuple[int, int, int, int]]:
     """(a_start, a_stop, b_start, b_stop) as 0-based line indexes, per hunk header."""
     ranges = []

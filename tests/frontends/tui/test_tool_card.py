@@ -55,6 +55,6 @@ def test_a_read_says_how_many_lines_and_an_edit_its_counts() -> None:
     assert "done · lines 1–300 of 2000" in header_of(long)
     toml = ToolItem("read_file", "c3", title="Read a.toml", state="done", result="[tool]")
     assert "done · 1 line" in header_of(toml)
-    diff = "--- a/a.sql\n+++ b/a.sql\n@@ -1,2 +1,2 @@\n--- a comment\n+-- the comment\n keep\n+new"
+    diff = "--- a/a.sql\n+++ b/a.sql\n@@ -1,2 +1,3 @@\n--- a comment\n+-- the comment\n keep\n+new"
     edit = ToolItem("edit_file", "c4", title="Edit a.sql", state="done", diff=diff)
     assert "done · +2 −1" in header_of(edit)
