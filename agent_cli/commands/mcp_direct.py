@@ -79,7 +79,8 @@ def elicitation(accept_defaults: bool) -> Callable[..., Any]:
     """A server's request for input during a call: its defaults taken, or declined.
 
     There is no form here (the TUI has one); `--accept-defaults` answers with the
-    defaults the server's schema gives, and without it the request is declined.
+    defaults the server's schema gives (declined, saying which, when a required field
+    has none), and without it the request is declined.
     """
 
     async def answer(_context: Any, params: Any) -> Any:
@@ -101,10 +102,33 @@ def elicitation(accept_defaults: bool) -> Callable[..., Any]:
         content = {
             k: v["default"] for k, v in fields.items() if isinstance(v, dict) and "default" in v
         }
+        required = schema.get("required", []) if isinstance(schema, dict) else []
+        lacking = [str(name) for name in required if name not in content]
+        if lacking:  # accepted without them, the server would only refuse the answer
+            print(
+                f"agent: the server asked for input ({message}); declined — its required "
+                f"{_fields(lacking, fields)} no default, so --accept-defaults cannot answer: "
+                "call the tool from a session (`agent`), whose form asks you for it.",
+                file=sys.stderr,
+            )
+            return ElicitResult(action="decline")
         print(f"agent: the server asked for input ({message}); its defaults sent.", file=sys.stderr)
         return ElicitResult(action="accept", content=content)
 
     return answer
+
+
+def _fields(names: list[str], properties: Any) -> str:
+    """ "field 'name' has" or "fields 'a', 'b' have", by title where the schema gives one."""
+
+    def label(name: str) -> str:
+        spec = properties.get(name) if isinstance(properties, dict) else None
+        title = spec.get("title") if isinstance(spec, dict) else None
+        same = not title or str(title).lower() == name.lower()
+        return repr(name) if same else f"{title!r} ({name})"
+
+    listed = ", ".join(label(n) for n in names)
+    return f"field {listed} has" if len(names) == 1 else f"fields {listed} have"
 
 
 def hooks(accept_defaults: bool, logins: list[Any]) -> ClientHooks:

@@ -49,6 +49,21 @@ def test_tools_and_call_on_a_configured_server(workspace: Path):
         assert needle in err(result)
 
 
+def test_accept_defaults_declines_a_form_whose_required_field_has_no_default(workspace: Path):
+    mcp_config.add_server("c", {"command": sys.executable, "args": [str(SERVER), "--client"]})
+    asked = agent_process(workspace, "mcp", "call", "c", "ask", "--accept-defaults")
+    # Declined, not accepted without `name` (which the server refuses: "Error executing tool").
+    assert (asked.returncode, out(asked).strip()) == (0, "decline"), err(asked)
+    assert one_sentence(asked) and "defaults sent" not in err(asked)
+    assert "declined — its required field 'name' has no default" in err(asked)
+    assert "call the tool from a session (`agent`)" in err(asked)
+    # A form whose required fields all have defaults is answered with them.
+    pizza = agent_process(workspace, "mcp", "call", "c", "ask_many", "--accept-defaults")
+    assert pizza.returncode == 0 and "its defaults sent" in err(pizza), err(pizza)
+    sent = json.loads(out(pizza).strip().removeprefix("accept "))
+    assert sent == {"size": "l", "toppings": ["cheese"]}
+
+
 def test_a_url_needs_no_entry(workspace: Path, tmp_path: Path):
     from tests.tools.test_mcp import _served
 
