@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from agent_cli.errors import ToolError
 from agent_cli.media import Prompt
 from agent_cli.tools.mcp_content import to_result
+from agent_cli.tools.mcp_resources import PAGES
 
 if TYPE_CHECKING:
     from agent_cli.tools.mcp import McpServers
@@ -71,12 +72,26 @@ async def prompts(servers: McpServers) -> list[McpPrompt]:
     found: list[McpPrompt] = []
     for name, server in servers.serving("prompts").items():
         try:
-            listed = await server.request("list its prompts", lambda c: c.list_prompts())
+            listed = await _listed(server)
         except ToolError:
             continue
-        for p in listed.prompts:
+        for p in listed:
             arguments = tuple((a.name, bool(a.required)) for a in p.arguments or ())
             found.append(McpPrompt(name, p.name, p.description or "", arguments))
+    return found
+
+
+async def _listed(server: Any) -> list[Any]:
+    """A server's prompts, page after page (at most `PAGES` of them, as for resources)."""
+    found: list[Any] = []
+    cursor = None
+    for _ in range(PAGES):
+        ask = lambda c, at=cursor: c.list_prompts(cursor=at)  # noqa: E731
+        page = await server.request("list its prompts", ask)
+        found += page.prompts
+        cursor = page.next_cursor
+        if not cursor:
+            break
     return found
 
 

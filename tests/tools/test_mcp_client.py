@@ -276,3 +276,21 @@ async def test_prompts_are_listed_their_arguments_read_and_their_messages_fetche
         assert (fetched.text, fetched.images) == ("Review a.py, looking for bugs.", ())
     finally:
         await servers.aclose()
+
+
+async def test_prompts_are_listed_page_after_page_and_an_endless_listing_ends(workspace: Path):
+    from agent_cli.tools.mcp_prompts import prompts
+    from agent_cli.tools.mcp_resources import PAGES
+
+    paged = client_server("c", "--prompt-pages", "1")
+    endless = client_server("e", "--prompt-pages", "forever")
+    servers = McpServers([paged, endless], workspace, os.environ, start_timeout=GENEROUS)
+    try:
+        await servers.tools()
+        listed = await prompts(servers)
+        # One prompt a page: every page read, not the first one only.
+        assert sorted(p.name for p in listed if p.server == "c") == ["look", "pair", "review"]
+        # A server whose listing never ends is read for PAGES pages, then left there.
+        assert [p.name for p in listed if p.server == "e"] == ["review"] * PAGES
+    finally:
+        await servers.aclose()

@@ -33,6 +33,10 @@ and says the resources changed. With
 --naps, `nap` also writes "cancelled" to FILE when the client cancels it. With --client
 the server speaks the 2025 protocol (see add_client_tools).
 
+--prompt-pages N answers `prompts/list` N prompts a page (its cursor the offset), and with
+`--prompt-pages forever` one prompt a page with a next cursor always (a server that pages
+forever).
+
 --wait-for FILE holds the start (after --pids, --slow) until FILE exists, so a
 test decides when a server may go on starting; --naps FILE has `nap` add a line
 to FILE as each nap begins (to see that a call is under way).
@@ -99,6 +103,7 @@ def main() -> None:
     parser.add_argument("--starts", default="")
     parser.add_argument("--meta", default="")
     parser.add_argument("--client", action="store_true")
+    parser.add_argument("--prompt-pages", default="")
     options = parser.parse_args()
     if options.starts:
         with open(options.starts, "a") as out:
@@ -124,6 +129,8 @@ def main() -> None:
         add_meta_tools(server, options.meta)
     if options.client:
         add_client_tools(server)
+    if options.prompt_pages:
+        page_prompts(server, options.prompt_pages)
     if options.shell:
 
         @server.tool()
@@ -440,6 +447,25 @@ def add_client_tools(server) -> None:
         server.add_tool(grown, name="grown", description="A tool added by grow.")
         await ctx.request_context.session.send_tool_list_changed()
         return "grew"
+
+
+def page_prompts(server, size: str) -> None:
+    """`prompts/list` answered a few prompts a page (or one a page, forever)."""
+    from mcp_types import ListPromptsResult, PaginatedRequestParams
+
+    forever = size == "forever"
+    count = 1 if forever else int(size)
+
+    async def listed(_ctx, params: PaginatedRequestParams) -> ListPromptsResult:
+        every = await server.list_prompts()
+        start = int(params.cursor or 0)
+        end = start + count
+        if forever:
+            return ListPromptsResult(prompts=every[:1], next_cursor=str(end))
+        more = str(end) if end < len(every) else None
+        return ListPromptsResult(prompts=every[start:end], next_cursor=more)
+
+    server._lowlevel_server.add_request_handler("prompts/list", PaginatedRequestParams, listed)
 
 
 def add_meta_tools(server, record: str) -> None:
