@@ -36,7 +36,11 @@ KNOWN_KEYS = frozenset(
     {"type", "command", "args", "env", "cwd", "timeout_ms", "url", "headers", "sandbox", "network"}
     | {"allow", "deny", "disabled", "description", "oauth"}
 )
-OAUTH_KEYS = frozenset({"client_id", "client_secret_env", "client_metadata_url", "callback_port"})
+OAUTH_KEYS = frozenset(
+    {"client_id", "client_secret_env", "client_metadata_url", "callback_port"}
+    | {"token_endpoint_auth_method"}
+)
+AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
 
 __all__ = [
     "ServerConfig",
@@ -243,7 +247,12 @@ def _oauth(
     value = entry["oauth"]
     if not isinstance(value, dict):
         raise bad("oauth", 'an object, e.g. {"client_id": "…", "client_secret_env": "VAR"}')
-    for key in ("client_id", "client_secret_env", "client_metadata_url"):
+    for key in (
+        "client_id",
+        "client_secret_env",
+        "client_metadata_url",
+        "token_endpoint_auth_method",
+    ):
         if not isinstance(value.get(key, ""), str):
             raise bad(f"oauth.{key}", "a string")
     secret_env = value.get("client_secret_env", "")
@@ -255,11 +264,17 @@ def _oauth(
     port = value.get("callback_port", 0)
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise bad("oauth.callback_port", "a port number (1-65535)")
+    method = value.get("token_endpoint_auth_method", "")
+    if method and method not in AUTH_METHODS:
+        raise bad("oauth.token_endpoint_auth_method", " or ".join(f'"{m}"' for m in AUTH_METHODS))
+    if method.startswith("client_secret") and not secret_env:
+        raise bad("oauth.client_secret_env", f'set (a "{method}" client sends a secret)')
     settings = OAuthSettings(
         client_id=value.get("client_id", ""),
         client_secret_env=secret_env,
         client_metadata_url=metadata_url,
         callback_port=port,
+        token_endpoint_auth_method=method,
     )
     return settings, [f"oauth.{k}" for k in value if k not in OAUTH_KEYS]
 

@@ -201,6 +201,14 @@ def test_a_key_given_twice_is_an_error_naming_the_file_and_line(
         ({"url": "http://x", "oauth": {"client_secret_env": "$X"}}, "an environment variable"),
         ({"url": "http://x", "oauth": {"client_metadata_url": "http://c"}}, "an https://"),
         ({"url": "http://x", "oauth": {"callback_port": 70000}}, "'oauth.callback_port'"),
+        (
+            {"url": "http://x", "oauth": {"token_endpoint_auth_method": "jwt"}},
+            '"client_secret_post"',
+        ),
+        (
+            {"url": "http://x", "oauth": {"token_endpoint_auth_method": "client_secret_post"}},
+            "'oauth.client_secret_env' must be set",
+        ),
         ({"command": "x", "oauth": {}}, "OAuth is for"),
         ({"type": "stdio", "url": "http://x"}, "'type' must be consistent"),
         ({"command": "x", "disabled": "yes"}, "'disabled' must be true or false"),
@@ -229,6 +237,7 @@ def test_sse_entries_and_oauth_settings_are_read(workspace: Path):
         "client_id": "agent-cli",
         "client_secret_env": "LINEAR_SECRET",
         "callback_port": 8765,
+        "token_endpoint_auth_method": "client_secret_post",
         "shade": "blue",
     }
     user(
@@ -246,6 +255,7 @@ def test_sse_entries_and_oauth_settings_are_read(workspace: Path):
     settings = linear.oauth
     assert (settings.client_id, settings.client_secret_env) == ("agent-cli", "LINEAR_SECRET")
     assert settings.callback_port == 8765
+    assert settings.token_endpoint_auth_method == "client_secret_post"
     assert any("'oauth.shade'" in w and "'linear'" in w for w in warnings)
 
 

@@ -101,6 +101,9 @@ class OAuthSettings:
     client_secret_env: str = ""
     client_metadata_url: str = ""  # an https URL of this client's metadata document (CIMD)
     callback_port: int = 0  # the loopback redirect's port (0: any free one)
+    # How a pre-registered client's secret goes to the token endpoint: "client_secret_basic",
+    # "client_secret_post" or "none" ("": as the authorization server's metadata says).
+    token_endpoint_auth_method: str = ""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ gives it what is ours:
 - `TokenStore`: the tokens and the client's registration, one file per server
   address under the user data folder (`mcp-auth/`), 0600 in a 0700 folder;
   never logged or shown. A pre-registered `client_id` (the entry's `"oauth"`)
-  stands in for a registration, its secret read from the variable it names.
+  stands in for a registration, its secret read from the variable it names and
+  sent to the token endpoint as the entry's `token_endpoint_auth_method` says, or
+  else as the authorization server's metadata does (`auth_method`).
 - `Loopback`: the redirect listener on 127.0.0.1 that takes the one answer.
 - `Present`: how the person is sent to the authorization page (the caller's:
   the CLI opens the browser, the TUI asks first, a run without a terminal
@@ -105,6 +107,14 @@ def _write(file: Path, data: Mapping[str, Any]) -> None:
         raise
 
 
+def auth_method(supported: list[str] | None) -> str:
+    """How a client secret goes to a token endpoint whose metadata says `supported`
+    (RFC 8414's `token_endpoint_auth_methods_supported`; absent, it means basic)."""
+    if supported and "client_secret_basic" not in supported and "client_secret_post" in supported:
+        return "client_secret_post"
+    return "client_secret_basic"
+
+
 class TokenStore:
     """The SDK's `TokenStorage` for one server: its tokens and its client registration.
 
@@ -149,12 +159,20 @@ class TokenStore:
                     f"its client secret is read from ${oauth.client_secret_env}, which is not "
                     "set: set it and try again"
                 )
+            # The entry's method, or the one the server's metadata chose at an earlier token
+            # request (kept, for a refresh before any metadata is read), or RFC 6749's
+            # default for a client with a secret; a public client sends none.
+            kept = _read(self.file).get("auth_method")
+            method = oauth.token_endpoint_auth_method or (
+                (kept if isinstance(kept, str) and kept else "client_secret_basic")
+                if secret
+                else "none"
+            )
             return OAuthClientInformationFull(
                 client_id=oauth.client_id,
                 client_secret=secret,
                 redirect_uris=[self.redirect],  # type: ignore[list-item]
-                # RFC 6749's default for a client with a secret; a public client sends none.
-                token_endpoint_auth_method="client_secret_basic" if secret else "none",
+                token_endpoint_auth_method=method,
             )
         client = _read(self.file).get("client")
         if not isinstance(client, dict):
@@ -171,6 +189,14 @@ class TokenStore:
         _write(self.file, data)
 
     # --- ours
+
+    def keep_auth_method(self, method: str) -> None:
+        """The method the server's metadata chose for a pre-registered client's secret."""
+        data = _read(self.file)
+        if data.get("auth_method") != method:
+            data["server"] = self.config.url
+            data["auth_method"] = method
+            _write(self.file, data)
 
     def expires_at(self) -> float | None:
         """When the stored access token ends (the SDK keeps that only in memory)."""
@@ -378,10 +404,32 @@ def oauth(config: ServerConfig, env: Mapping[str, str], present: Present) -> Any
         callback_handler=callback,
         client_metadata_url=(settings.client_metadata_url or None) if settings else None,
     )
+    if settings is not None and settings.client_id and not settings.token_endpoint_auth_method:
+        choose_auth_method(provider, store)
     # The SDK learns a token's end only when it gets one; a stored token's is given here,
     # so an expired one is refreshed rather than sent.
     provider.context.token_expiry_time = store.expires_at()
     return provider
+
+
+def choose_auth_method(provider: Any, store: TokenStore) -> None:
+    """A pre-registered client's secret goes to the token endpoint as the authorization
+    server's metadata says it takes one (`auth_method`), once that metadata is read: the
+    SDK would send it as `get_client_info` said before any was."""
+    context = provider.context
+    prepare = context.prepare_token_auth
+
+    def prepare_token_auth(data: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+        info, metadata = context.client_info, context.oauth_metadata
+        if info is not None and info.client_secret and metadata is not None:
+            method = auth_method(metadata.token_endpoint_auth_methods_supported)
+            if info.token_endpoint_auth_method != method:
+                update = {"token_endpoint_auth_method": method}
+                context.client_info = info.model_copy(update=update)
+            store.keep_auth_method(method)
+        return prepare(data, headers)
+
+    context.prepare_token_auth = prepare_token_auth
 
 
 async def refuse(name: str, _url: str) -> None:

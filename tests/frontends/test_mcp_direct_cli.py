@@ -217,3 +217,43 @@ def test_list_uses_a_kept_login_and_says_when_one_is_needed(
     )
     after = agent_process(workspace, "mcp", "list")
     assert "guarded  [user " in out(after) and "ok, 2 tools" in out(after), err(after)
+
+
+# A client registered by hand, with a secret: the token endpoint is sent it as the
+# authorization server takes it (the test server refuses a secret sent any other way than
+# the client was registered for).
+@pytest.mark.parametrize(
+    ("registered", "advertised", "option"),
+    [
+        ("client_secret_post", "client_secret_post", None),  # basic not supported: post
+        ("client_secret_post", "", "client_secret_post"),  # both supported, the entry says post
+        ("client_secret_basic", "", None),  # both supported: basic, RFC 6749's default
+    ],
+)
+def test_a_pre_registered_client_sends_its_secret_as_the_server_takes_it(
+    workspace: Path, tmp_path: Path, registered: str, advertised: str, option: str | None
+):
+    from agent_cli.tools.mcp_auth import free_port
+
+    port = free_port()
+    env = browser_env(tmp_path) | {"APP_SECRET": "s3cret-value"}
+    client = f"app:s3cret-value:{registered}:{port}"
+    with guarded_server(tmp_path, client=client, auth_methods=advertised) as server:
+        oauth = {"client_id": "app", "client_secret_env": "APP_SECRET", "callback_port": port}
+        if option:
+            oauth["token_endpoint_auth_method"] = option
+        mcp_config.add_server("hand", {"url": server.url, "oauth": oauth})
+        called = agent_process(workspace, "mcp", "call", "hand", "hello", '{"name": "a"}', env=env)
+        assert called.returncode == 0 and out(called).strip() == "hello, a", err(called)
+        # A refresh in a process of its own (no metadata read yet) sends it the same way.
+        kept = token_file()
+        data = json.loads(kept.read_text())
+        data["expires_at"] = 1.0
+        kept.write_text(json.dumps(data))
+        again = agent_process(workspace, "mcp", "call", "hand", "hello", '{"name": "b"}', env=env)
+        assert again.returncode == 0 and out(again).strip() == "hello, b", err(again)
+        grants = server.grants()
+    assert [(g["grant"], g.get("client")) for g in grants] == [
+        ("authorization_code", "app"), ("refresh_token", None),
+    ]  # fmt: skip
+    assert "s3cret-value" not in kept.read_text()

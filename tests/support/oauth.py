@@ -40,10 +40,16 @@ class Guarded:
 
 @contextmanager
 def guarded_server(
-    folder: Path, token_seconds: int = 3600, revoke_at_call: bool = False
+    folder: Path,
+    token_seconds: int = 3600,
+    revoke_at_call: bool = False,
+    client: str = "",
+    auth_methods: str = "",
 ) -> Iterator[Guarded]:
     """The server on a free port; `revoke_at_call`: its first tools/call revokes every token
-    and is answered 401 (oauth_server.py)."""
+    and is answered 401; `client` (ID:SECRET:METHOD:CALLBACK_PORT) a client registered
+    beforehand, `auth_methods` (M,M) the token endpoint auth methods its metadata says
+    (oauth_server.py)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -60,6 +66,8 @@ def guarded_server(
                 "--token-seconds",
                 str(token_seconds),
                 *(["--revoke-at-call"] if revoke_at_call else []),
+                *(["--client", client] if client else []),
+                *(["--auth-methods", auth_methods] if auth_methods else []),
             ],
             stdout=sink,
             stderr=subprocess.STDOUT,

@@ -1,6 +1,7 @@
 """An OAuth-protected MCP server for the tests, built on the SDK's authorization-server pieces.
 
     python oauth_server.py --port PORT --log FILE [--token-seconds N] [--revoke-at-call]
+                           [--client ID:SECRET:METHOD:CALLBACK_PORT] [--auth-methods M,M]
 
 One process is both the authorization server (metadata, dynamic registration,
 an authorize endpoint that says yes at once by redirecting with a code, the token
@@ -13,6 +14,13 @@ Access tokens live `--token-seconds` (default an hour), so a test can see a refr
 request is answered 401 and only a new login gets in, as when a user revokes access.
 `--revoke-at-call` does that at the first `tools/call`, which is answered 401 itself: a
 token revoked between a client's listing and its call.
+
+`--client` registers a client beforehand (as a person does by hand): its id and secret,
+the token endpoint auth method it was registered with (`client_secret_basic` or
+`client_secret_post`; a token request that sends the secret otherwise is refused 401
+`invalid_client`) and its one redirect, `http://127.0.0.1:CALLBACK_PORT/callback`.
+`--auth-methods` is what the metadata says in `token_endpoint_auth_methods_supported`
+(the SDK's own says both).
 
 Every token request is a JSON line in `--log` (its grant type, scopes, resource), and
 so is every MCP request's bearer token ("bearer"), for the tests to read.
@@ -32,8 +40,26 @@ def main() -> None:
     parser.add_argument("--log", required=True)
     parser.add_argument("--token-seconds", type=int, default=3600)
     parser.add_argument("--revoke-at-call", action="store_true")
+    parser.add_argument("--client", default="")
+    parser.add_argument("--auth-methods", default="")
     options = parser.parse_args()
-    serve(options.port, options.log, options.token_seconds, options.revoke_at_call)
+    if options.auth_methods:
+        advertise(options.auth_methods.split(","))
+    serve(options.port, options.log, options.token_seconds, options.revoke_at_call, options.client)
+
+
+def advertise(methods: list[str]) -> None:
+    """The authorization server's metadata says these token endpoint auth methods only."""
+    import mcp.server.auth.routes as routes
+
+    built = routes.build_metadata
+
+    def build_metadata(*args, **kwargs):
+        metadata = built(*args, **kwargs)
+        metadata.token_endpoint_auth_methods_supported = methods
+        return metadata
+
+    routes.build_metadata = build_metadata
 
 
 def note(log: str, **fields) -> None:
@@ -41,7 +67,7 @@ def note(log: str, **fields) -> None:
         out.write(json.dumps(fields) + "\n")
 
 
-def provider(log: str, lifetime: int):
+def provider(log: str, lifetime: int, client: str = ""):
     from mcp.server.auth.provider import (
         AccessToken,
         AuthorizationCode,
@@ -55,6 +81,18 @@ def provider(log: str, lifetime: int):
 
         def __init__(self) -> None:
             self.clients, self.codes, self.access, self.refresh = {}, {}, {}, {}
+            if client:
+                from mcp.shared.auth import OAuthClientInformationFull
+
+                client_id, secret, method, port = client.split(":")
+                self.clients[client_id] = OAuthClientInformationFull(
+                    client_id=client_id,
+                    client_secret=secret,
+                    token_endpoint_auth_method=method,
+                    redirect_uris=[f"http://127.0.0.1:{port}/callback"],
+                    grant_types=["authorization_code", "refresh_token"],
+                    scope=f"{READ} {ADMIN}",
+                )
 
         async def get_client(self, client_id):
             return self.clients.get(client_id)
@@ -82,7 +120,13 @@ def provider(log: str, lifetime: int):
 
         async def exchange_authorization_code(self, client, code):
             del self.codes[code.code]
-            note(log, grant="authorization_code", scopes=code.scopes, resource=code.resource)
+            note(
+                log,
+                grant="authorization_code",
+                scopes=code.scopes,
+                resource=code.resource,
+                client=client.client_id,
+            )
             return self.issue(client.client_id, code.scopes, code.resource)
 
         async def load_refresh_token(self, client, refresh_token):
@@ -196,13 +240,15 @@ def step_up(app, base: str, revoke=None):
     return guarded
 
 
-def serve(port: int, log: str, lifetime: int, revoke_at_call: bool = False) -> None:
+def serve(
+    port: int, log: str, lifetime: int, revoke_at_call: bool = False, client: str = ""
+) -> None:
     import uvicorn
     from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
     from mcp.server.mcpserver import MCPServer
 
     base = f"http://127.0.0.1:{port}"
-    issuer = provider(log, lifetime)
+    issuer = provider(log, lifetime, client)
     server = MCPServer(
         "guarded",
         auth_server_provider=issuer,
