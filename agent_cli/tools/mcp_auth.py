@@ -9,8 +9,10 @@ gives it what is ours:
 
 - `TokenStore`: the tokens and the client's registration, one file per server
   address under the user data folder (`mcp-auth/`), 0600 in a 0700 folder;
-  never logged or shown. A pre-registered `client_id` (the entry's `"oauth"`)
-  stands in for a registration, its secret read from the variable it names and
+  never logged or shown. The tokens are kept with the `client_id` they were got
+  for: an entry whose `client_id` was changed since is not logged in. A
+  pre-registered `client_id` (the entry's `"oauth"`) stands in for a
+  registration, its secret read from the variable it names and
   sent to the token endpoint as the entry's `token_endpoint_auth_method` says, or
   else as the authorization server's metadata does (`auth_method`).
 - `Loopback`: the redirect listener on 127.0.0.1 that takes the one answer.
@@ -133,8 +135,8 @@ class TokenStore:
     async def get_tokens(self) -> Any:
         from mcp.shared.auth import OAuthToken
 
-        tokens = _read(self.file).get("tokens")
-        if not isinstance(tokens, dict):
+        tokens = self._tokens(_read(self.file))
+        if tokens is None:
             return None
         try:
             return OAuthToken.model_validate(tokens)
@@ -144,6 +146,7 @@ class TokenStore:
     async def set_tokens(self, tokens: Any) -> None:
         data = _read(self.file)
         data["server"] = self.config.url
+        data["client_id"] = self._client_id(data)
         data["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
         data["expires_at"] = time.time() + tokens.expires_in if tokens.expires_in else None
         _write(self.file, data)
@@ -190,6 +193,29 @@ class TokenStore:
 
     # --- ours
 
+    def _client_id(self, data: Mapping[str, Any]) -> str:
+        """The client tokens are got for now: the entry's, or the registration kept."""
+        oauth = self.config.oauth
+        if oauth is not None and oauth.client_id:
+            return oauth.client_id
+        client = data.get("client")
+        found = client.get("client_id") if isinstance(client, dict) else None
+        return found if isinstance(found, str) else ""
+
+    def _tokens(self, data: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The tokens kept, if they are the client's of now: those of another `client_id`
+        (the entry's was changed since the login) are as none, and the next login replaces
+        them. Tokens kept before the client was recorded are a registration's own (the one
+        in the file), never a pre-registered client's."""
+        tokens = data.get("tokens")
+        if not isinstance(tokens, dict):
+            return None
+        oauth = self.config.oauth
+        pre_registered = oauth is not None and bool(oauth.client_id)
+        if "client_id" not in data and not pre_registered:
+            return tokens
+        return tokens if data.get("client_id") == self._client_id(data) else None
+
     def keep_auth_method(self, method: str) -> None:
         """The method the server's metadata chose for a pre-registered client's secret."""
         data = _read(self.file)
@@ -214,7 +240,7 @@ class TokenStore:
         return 0
 
     def has_tokens(self) -> bool:
-        return isinstance(_read(self.file).get("tokens"), dict)
+        return self._tokens(_read(self.file)) is not None
 
     def forget_tokens(self) -> None:
         """Drop the tokens, keep the registration: the next request logs in anew."""

@@ -257,3 +257,34 @@ def test_a_pre_registered_client_sends_its_secret_as_the_server_takes_it(
         ("authorization_code", "app"), ("refresh_token", None),
     ]  # fmt: skip
     assert "s3cret-value" not in kept.read_text()
+
+
+def test_tokens_are_kept_with_their_client_id_and_another_one_is_not_logged_in(
+    workspace: Path, tmp_path: Path
+):
+    from agent_cli.tools.mcp_auth import free_port
+
+    port = free_port()
+    env = browser_env(tmp_path) | {"APP_SECRET": "s3cret-value"}
+    clients = ",".join(f"{c}:s3cret-value:client_secret_basic:{port}" for c in ("app", "other"))
+
+    def entry(client_id: str) -> dict:
+        oauth = {"client_id": client_id, "client_secret_env": "APP_SECRET", "callback_port": port}
+        return {"url": server.url, "oauth": oauth}
+
+    with guarded_server(tmp_path, client=clients) as server:
+        mcp_config.add_server("hand", entry("app"))
+        assert agent_process(workspace, "mcp", "login", "hand", env=env).returncode == 0
+        kept, sent = token_file(), len(server.bearers())
+        assert json.loads(kept.read_text())["client_id"] == "app"
+        mcp_config.add_server("hand", entry("other"))  # the entry edited: another client
+        listed = agent_process(workspace, "mcp", "list", env=env)
+        line = next(x for x in out(listed).splitlines() if x.startswith("hand"))
+        assert "failed: it needs you to log in: run `agent mcp login hand`" in line, out(listed)
+        assert len(visits(tmp_path)) == 2 and len(server.bearers()) == sent  # app's token unsent
+        called = agent_process(workspace, "mcp", "call", "hand", "hello", '{"name": "o"}', env=env)
+        assert called.returncode == 0 and out(called).strip() == "hello, o", err(called)
+        grants = server.grants()
+    assert [g["client"] for g in grants] == ["app", "other"]  # logged in anew, as `other`
+    assert json.loads(kept.read_text())["client_id"] == "other"
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600

@@ -48,8 +48,8 @@ def guarded_server(
 ) -> Iterator[Guarded]:
     """The server on a free port; `revoke_at_call`: its first tools/call revokes every token
     and is answered 401; `client` (ID:SECRET:METHOD:CALLBACK_PORT) a client registered
-    beforehand, `auth_methods` (M,M) the token endpoint auth methods its metadata says
-    (oauth_server.py)."""
+    beforehand (several: separated by commas), `auth_methods` (M,M) the token endpoint auth
+    methods its metadata says (oauth_server.py)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

@@ -18,7 +18,8 @@ token revoked between a client's listing and its call.
 `--client` registers a client beforehand (as a person does by hand): its id and secret,
 the token endpoint auth method it was registered with (`client_secret_basic` or
 `client_secret_post`; a token request that sends the secret otherwise is refused 401
-`invalid_client`) and its one redirect, `http://127.0.0.1:CALLBACK_PORT/callback`.
+`invalid_client`) and its one redirect, `http://127.0.0.1:CALLBACK_PORT/callback`
+(several clients: separated by commas).
 `--auth-methods` is what the metadata says in `token_endpoint_auth_methods_supported`
 (the SDK's own says both).
 
@@ -81,10 +82,10 @@ def provider(log: str, lifetime: int, client: str = ""):
 
         def __init__(self) -> None:
             self.clients, self.codes, self.access, self.refresh = {}, {}, {}, {}
-            if client:
-                from mcp.shared.auth import OAuthClientInformationFull
+            from mcp.shared.auth import OAuthClientInformationFull
 
-                client_id, secret, method, port = client.split(":")
+            for one in filter(None, client.split(",")):
+                client_id, secret, method, port = one.split(":")
                 self.clients[client_id] = OAuthClientInformationFull(
                     client_id=client_id,
                     client_secret=secret,
