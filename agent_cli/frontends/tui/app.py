@@ -300,8 +300,22 @@ class AgentApp(App[int]):
         loaded = themes.load_themes()
         for theme in loaded.themes.values():
             self.register_theme(theme)
-        self.theme = themes.choose_theme(self.settings.theme, self.available_themes)
+        self._start_theme(themes.choose_theme(self.settings.theme, self.available_themes))
         return loaded.problems
+
+    def _start_theme(self, name: str) -> None:
+        """Start in `name` as `self.theme = name` would, without its watcher's refresh: that
+        parses every stylesheet again once the app runs, and restyles every widget, before
+        the first frame (~15 ms). Nothing is parsed yet, so the first parse can take this
+        theme's variables; the rest is what the watcher (`App._watch_theme`) does."""
+        self.set_reactive(AgentApp.theme, name)
+        theme = self.current_theme
+        self.update_classes(
+            {f"-theme-{name}": True, "-dark-mode": theme.dark, "-light-mode": not theme.dark},
+            update=False,
+        )
+        self._refresh_truecolor_filter(self.ansi_theme)
+        self.stylesheet.set_variables(self.get_css_variables())
 
     def _theme_changed(self, _theme: Theme) -> None:
         self.transcript.theme_changed()

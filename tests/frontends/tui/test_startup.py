@@ -196,3 +196,46 @@ async def test_a_session_that_cannot_be_opened_ends_the_app_and_is_said_after_it
         await until(pilot, lambda: app.opening_error is not None)
     assert app.return_value == 1
     assert "nobody" in str(app.opening_error)
+
+
+async def test_the_stylesheets_are_parsed_once_before_the_first_frame_in_the_chosen_theme(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+):
+    """Setting the theme the usual way (`App.theme`) parses every stylesheet again once the
+    app runs, and restyles every widget, before the first frame (~15 ms); the app starts in
+    its theme instead, and looks the same as after a switch to it."""
+    from textual.css.stylesheet import Stylesheet
+
+    reparsed: list[bool] = []  # one per reparse: whether a frame was out yet
+    frames: list[object] = []
+    reparse, display = Stylesheet.reparse, AgentApp._display
+
+    def counted_reparse(sheet: Stylesheet) -> None:
+        reparsed.append(bool(frames))
+        reparse(sheet)
+
+    def counted(app: AgentApp, screen: Screen, renderable: RenderableType | None) -> None:
+        if renderable is not None:
+            frames.append(renderable)
+        display(app, screen, renderable)
+
+    monkeypatch.setattr(Stylesheet, "reparse", counted_reparse)
+    monkeypatch.setattr(AgentApp, "_display", counted)
+    light = dataclasses.replace(settings, theme="agent-light")
+    interactive = await wiring.open_interactive(light, Opening(), "ask", connect=False)
+    app = AgentApp(interactive, light)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: bool(frames))
+            assert reparsed == [], "no second parse before the first frame"
+            assert app.theme == "agent-light" and app.has_class("-theme-agent-light")
+            assert app.has_class("-light-mode") and not app.has_class("-dark-mode")
+            started = (app.screen.styles.background, app.composer.styles.background)
+            app.theme = "agent-dark"
+            await until(pilot, lambda: app.screen.styles.background != started[0])
+            app.theme = "agent-light"  # a switch back: what the watcher makes of the theme
+            await until(pilot, lambda: app.screen.styles.background == started[0])
+            await settle(pilot, app)
+            assert (app.screen.styles.background, app.composer.styles.background) == started
+    finally:
+        await interactive.aclose()
