@@ -5,11 +5,15 @@ No Textual here: it reads the batch the app is about to apply.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.cells import cell_len, set_cell_size
 
 from agent_cli.engine.items import ToolItem
 from agent_cli.frontends.outcome import COMMAND_TOOLS
-from agent_cli.frontends.tui.feed import Batch
+
+if TYPE_CHECKING:
+    from agent_cli.frontends.tui.feed import Batch
 
 
 def doing(batch: Batch) -> str | None:

@@ -37,7 +37,6 @@ from agent_cli.frontends.tui.activity import doing
 from agent_cli.frontends.tui.approval_queue import ApprovalQueue
 from agent_cli.frontends.tui.assistant_view import AssistantView
 from agent_cli.frontends.tui.composer import Composer
-from agent_cli.frontends.tui.feed import Batch, EventFeed
 from agent_cli.frontends.tui.history import History, history_file
 from agent_cli.frontends.tui.markdown_render import Palette, warm_up
 from agent_cli.frontends.tui.notice_view import NoticeView
@@ -56,6 +55,7 @@ from agent_cli.tools.mcp_forms import CANCEL, ElicitAnswer
 if TYPE_CHECKING:
     from agent_cli.engine.session import Session
     from agent_cli.frontends.interactive import Interactive
+    from agent_cli.frontends.tui.feed import Batch, EventFeed
     from agent_cli.frontends.tui.form_card import FormCard
 
 # The most often streamed text reaches the screen: a little under 30 a second, so that
@@ -103,6 +103,7 @@ class AgentApp(App[int]):
         Binding("ctrl+g", "edit_input", "edit in $EDITOR", priority=True, show=False),
     ]
     _frozen: ClassVar[bool] = False  # gc.freeze() is done once per process
+    feed: EventFeed  # the session's events, from when it is subscribed (`_subscribe`)
 
     def __init__(
         self,
@@ -125,7 +126,6 @@ class AgentApp(App[int]):
         self.settings = settings
         workspace = interactive.workspace if interactive is not None else settings.workspace
         self.workspace = workspace
-        self.feed = EventFeed(self._wake)
         self.transcript = Transcript(self._streamed_text, id="transcript")
         self.composer = Composer(
             workspace,
@@ -337,6 +337,10 @@ class AgentApp(App[int]):
     # -- the session's events --------------------------------------------------------
 
     def _subscribe(self, session: Session) -> Callable[[], None]:
+        # Imported here: the events' types are not needed before there is a session (a new
+        # conversation's first frame comes before it).
+        from agent_cli.frontends.tui.feed import EventFeed
+
         self.feed = EventFeed(self._wake)
         self._chars_seen = 0
         return session.events.subscribe(self.feed)

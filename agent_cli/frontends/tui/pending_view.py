@@ -8,11 +8,14 @@ back to edit, Esc drops it); this widget only shows them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from agent_cli.engine.pending import PendingMessage
+if TYPE_CHECKING:
+    from agent_cli.engine.pending import PendingMessage
 
 KIND_LABELS = {"steer": "steer ", "queue": "queued"}
 KIND_STYLES = {"steer": "bold $accent", "queue": "bold $secondary"}

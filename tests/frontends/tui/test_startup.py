@@ -104,6 +104,56 @@ def test_opening_the_tui_imports_no_typer_and_no_pygments():
     assert out.stdout.strip() == "[]", out.stdout
 
 
+# What a new conversation's first frame does without, each ~2-20 ms of imports before it:
+# they come with the session, after the frame. A module here that comes back fails.
+NOT_BEFORE_FIRST_FRAME = (
+    "agent_cli.engine.events",  # the session's events: the feed that reads them
+    "agent_cli.engine.pending",
+    "agent_cli.frontends.tui.feed",
+)
+FIRST_FRAME = """
+import asyncio, sys
+from pathlib import Path
+from agent_cli.commands import opening  # what a bare `agent` imports first
+from agent_cli.settings import load_settings
+from agent_cli.frontends.tui.app import AgentApp
+
+seen = []
+
+display = AgentApp._display
+
+def counted(app, screen, renderable):
+    if renderable is not None and not seen:
+        seen.append(set(sys.modules))
+    display(app, screen, renderable)
+
+AgentApp._display = counted
+
+async def never():
+    await asyncio.Event().wait()
+
+async def main():
+    app = AgentApp(None, load_settings(Path(sys.argv[1])), opening=never)
+    async with app.run_test(size=(120, 40)) as pilot:
+        while not seen:
+            await pilot.pause()
+    print(" ".join(sorted(seen[0] & set(sys.argv[2:]))))
+
+asyncio.run(main())
+"""
+
+
+def test_a_new_conversation_paints_its_first_frame_without_what_the_session_brings(
+    settings: Settings,
+):
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-c", FIRST_FRAME, str(settings.workspace), *NOT_BEFORE_FIRST_FRAME]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.split() == [], "imported before the first frame"
+
+
 def test_the_tui_starts_without_the_collector_and_turns_it_on_at_its_first_frame(
     settings: Settings, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ):
