@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import html
 import io
 import struct
@@ -68,6 +67,8 @@ class Image:
     @cached_property
     def file(self) -> str:
         """The name of its file beside the conversation: the same bytes, the same file."""
+        import hashlib  # here: OpenSSL's ~3 ms at start, before the TUI's first frame
+
         return hashlib.sha256(self.data).hexdigest()[:32] + "." + IMAGE_TYPES[self.media_type]
 
     @property

@@ -129,7 +129,7 @@ class AgentApp(App[int]):
         self.transcript = Transcript(self._streamed_text, id="transcript")
         self.composer = Composer(
             workspace,
-            History(history_file(workspace)),
+            lambda: History(history_file(workspace)),
             recall=self._recall_pending,
             drop=self._empty_escape,
             commands=self._command_list,

@@ -58,7 +58,7 @@ class Composer(Vertical):
     def __init__(
         self,
         workspace: Path,
-        history: History,
+        history: Callable[[], History],
         *,
         recall: Callable[[], str | None] = _nothing,
         drop: Callable[[], object] = _nothing,
@@ -71,7 +71,8 @@ class Composer(Vertical):
         self.recall = recall
         self.drop = drop
         self.workspace = workspace
-        self.history = history
+        self._history_of = history  # made when first used: its file is read after the start
+        self._history: History | None = None
         self.menu = CompletionMenu()
         self.chips = ImageChips()  # the images going with the next message
         self.input = PromptInput(id="prompt")
@@ -100,6 +101,14 @@ class Composer(Vertical):
         self._close()
 
     # -- history -------------------------------------------------------------------
+
+    @property
+    def history(self) -> History:
+        """What was sent in this workspace, read at the first Up or send: not before the
+        first frame, which it would only delay."""
+        if self._history is None:
+            self._history = self._history_of()
+        return self._history
 
     @on(PromptInput.HistoryWalk)
     def _walk(self, event: PromptInput.HistoryWalk) -> None:

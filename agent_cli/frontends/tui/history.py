@@ -8,7 +8,6 @@ line REPL keeps its history in the same file through this class (`line.SharedHis
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from pathlib import Path
@@ -20,6 +19,8 @@ log = logging.getLogger(__name__)
 
 
 def history_file(workspace: Path) -> Path:
+    import hashlib  # here: OpenSSL's ~3 ms is not needed before the TUI's first frame
+
     key = hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
     return paths.data_dir() / "history" / key
 
