@@ -27,6 +27,18 @@ def test_the_bundled_themes_are_at_the_top_level_and_all_load():
     assert loaded.themes["agent-dark"].dark and not loaded.themes["agent-light"].dark
     for theme in loaded.themes.values():
         assert theme.primary and theme.background and theme.foreground, theme.name
+    # Pygments is not asked at start-up for the bundled files' styles (~3 ms): here it is.
+    for name, syntax in themes.CODE_THEMES.items():
+        if name in loaded.themes:
+            assert themes._pygments_style_exists(syntax), (name, syntax)
+
+
+def test_a_user_themes_pygments_style_is_checked(tmp_path: Path):
+    (tmp_path / "odd.toml").write_text(
+        'name = "odd"\ndark = true\nprimary = "#112233"\nsyntax = "no-such-style"\n'
+    )
+    loaded = themes.load_themes([tmp_path])
+    assert loaded.themes == {} and "is not a Pygments style" in loaded.problems[0]
 
 
 def test_the_package_carries_the_same_theme_files_for_a_wheel():
