@@ -36,7 +36,7 @@ from agent_cli.lsp.options import (
     LspSettings,
     read_lsp,
 )
-from agent_cli.policy.modes import MODES, MODES_TEXT
+from agent_cli.policy.mode_names import MODES, MODES_TEXT
 from agent_cli.sandbox.plan import MODES as SANDBOX_MODES
 from agent_cli.sandbox.plan import SandboxConfig
 from agent_cli.tools.environment import INHERIT_CHOICES, EnvironmentPolicy

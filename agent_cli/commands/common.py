@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from agent_cli.errors import AgentError, ConfigError, UsageError
-from agent_cli.policy.modes import MODES
+from agent_cli.policy.mode_names import MODES
 from agent_cli.sandbox.plan import MODES as SANDBOX_MODES
 
 # The modes, as a choice for `--mode` options.

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from agent_cli.policy.modes import IMPLEMENT_MODES
+from agent_cli.policy.mode_names import IMPLEMENT_MODES
 from agent_cli.tools.plan import MAX_STEPS, Plan, PlanStatus, PlanStep
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from agent_cli.policy.modes import MODES
+from agent_cli.policy.mode_names import MODES
 
 if TYPE_CHECKING:
     from agent_cli.media import Prompt

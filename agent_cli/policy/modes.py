@@ -18,18 +18,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+# The modes' names live in a module of their own (see there); importers here still find them.
+from agent_cli.policy.mode_names import IMPLEMENT_MODES as IMPLEMENT_MODES
+from agent_cli.policy.mode_names import MODES as MODES
+from agent_cli.policy.mode_names import MODES_TEXT as MODES_TEXT
+from agent_cli.policy.mode_names import READ_ONLY_MODES as READ_ONLY_MODES
+from agent_cli.policy.mode_names import STRICTNESS as STRICTNESS
 from agent_cli.tools.base import Effect, Tool, ToolRegistry
 
-MODES = ("ask", "auto", "read-only", "full", "plan")
-"""The one list of modes; everything else that names them reads it."""
-MODES_TEXT = ", ".join(MODES[:-1]) + " or " + MODES[-1]
-STRICTNESS = ("read-only", "plan", "ask", "auto", "full")
-"""Each allows more than the one before (a sub-agent's mode is capped by its parent's).
-`plan` allows the same calls as `read-only` (it only reads); it also asks for a plan."""
-READ_ONLY_MODES = ("read-only", "plan")
-"""The modes in which nothing changes: only reads and read-only commands run."""
-IMPLEMENT_MODES = ("ask", "auto", "full")
-"""The modes a plan made in plan mode may be carried out in."""
 PROTECTED_NAMES = (".git", ".agent")
 SHELL_TOOL = "exec_shell_command"
 

@@ -9,7 +9,7 @@ def builtin_tools() -> ToolRegistry:
     from agent_cli.tools.background import shell_kill, shell_output
     from agent_cli.tools.files import edit_file, read_file, write_file
     from agent_cli.tools.info import get_info
-    from agent_cli.tools.plan import update_plan
+    from agent_cli.tools.plan_tool import update_plan
     from agent_cli.tools.search import file_glob_search, grep_search
     from agent_cli.tools.shell import exec_shell_command
 

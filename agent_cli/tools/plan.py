@@ -1,20 +1,19 @@
-"""`update_plan`: the model's plan for the work, as Codex's tool keeps it.
+"""The model's plan for the work, as Codex's `update_plan` keeps it: its values and checks.
 
 The plan is conversation state the person sees pinned above the input (and an
-editor sees as ACP `plan` updates). The tool only checks the model's plan and
-hands it to the `PlanBoard` the loop lends it (`ToolContext.extra[PLAN_BOARD]`);
-it changes nothing in the world, so it is declared a read and never asks.
+editor sees as ACP `plan` updates). The tool (`plan_tool`) only checks the model's plan
+and hands it to the `PlanBoard` the loop lends it (`ToolContext.extra[PLAN_BOARD]`);
+it changes nothing in the world, so it is declared a read and never asks. It is a
+module of its own: it needs the tools' machinery, and the plan's values here are
+needed without it (a conversation holds them; the TUI's first frame imports them).
 The plan's values (`PlanStep`, `Plan`) are plain data; their JSON is the
 conversation's, in engine/items.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Protocol, TypedDict, get_args
-
-from agent_cli.tools.base import Effect, ToolContext, ToolResult, tool
+from typing import Any, Literal, Protocol, get_args
 
 PLAN_TOOL = "update_plan"
 PLAN_BOARD = "plan_board"
@@ -58,38 +57,6 @@ class PlanBoard(Protocol):
     """Where an accepted plan goes: the run, which stores it and tells every front end."""
 
     def set_plan(self, plan: Plan) -> None: ...
-
-
-class StepArgument(TypedDict):
-    step: Annotated[str, "What to do, in a few words (one line)."]
-    status: Annotated[PlanStatus, "pending, in_progress (at most one step) or completed."]
-
-
-def _title(args: Mapping[str, Any]) -> str:
-    steps = args.get("plan")
-    if not isinstance(steps, list):
-        return "Update the plan"
-    done = sum(1 for s in steps if isinstance(s, Mapping) and s.get("status") == "completed")
-    return f"Update the plan ({done}/{len(steps)} done)"
-
-
-@tool(PLAN_TOOL, Effect.READ, title=_title)
-async def update_plan(
-    ctx: ToolContext,
-    plan: Annotated[list[StepArgument], "Every step of the plan, in order: the whole plan."],
-    explanation: Annotated[str | None, "Why the plan is this, or what changed, briefly."] = None,
-) -> ToolResult:
-    """Keep the plan for the task, shown to the person as a checklist. Use it for work of
-    several steps: give the whole plan each time, with at most one step in_progress, and
-    call it again as steps are completed or the plan changes. Not for a single quick step."""
-    made = make_plan(plan, explanation or "")
-    if isinstance(made, str):
-        return ToolResult(f"Not done: {made}", is_error=True)
-    board = ctx.extra.get(PLAN_BOARD)
-    if board is None:
-        return ToolResult("Not done: only the conversation's own agent keeps a plan.", True)
-    board.set_plan(made)
-    return ToolResult(summary(made))
 
 
 def make_plan(steps: list[Any], explanation: str) -> Plan | str:

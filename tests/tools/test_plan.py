@@ -15,7 +15,8 @@ from agent_cli.engine.store import Store
 from agent_cli.policy.modes import MODES, STRICTNESS, capped, offered
 from agent_cli.providers.scripted import answer, calls
 from agent_cli.tools.builtin import builtin_tools
-from agent_cli.tools.plan import PLAN_TOOL, Plan, PlanStep, make_plan, update_plan
+from agent_cli.tools.plan import PLAN_TOOL, Plan, PlanStep, make_plan
+from agent_cli.tools.plan_tool import update_plan
 from tests.support.sessions import make_session
 
 STEPS = [

@@ -110,6 +110,8 @@ NOT_BEFORE_FIRST_FRAME = (
     "agent_cli.engine.events",  # the session's events: the feed that reads them
     "agent_cli.engine.pending",
     "agent_cli.frontends.tui.feed",
+    "agent_cli.tools.base",  # the tools' machinery: the modes' and the plan's names without it
+    "agent_cli.policy.modes",
     "pygments.styles",  # the bundled themes' code styles are checked by the tests
     "hashlib",  # OpenSSL (~3 ms): names the input's history file, read at the first Up
     # or send, and an image's file
