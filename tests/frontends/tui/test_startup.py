@@ -119,7 +119,8 @@ NOT_BEFORE_FIRST_FRAME = (
 FIRST_FRAME = """
 import asyncio, sys
 from pathlib import Path
-from agent_cli.commands import opening  # what a bare `agent` imports first
+from agent_cli.commands import common, opening  # what a bare `agent` imports first
+from agent_cli.engine.opening import Opening
 from agent_cli.settings import load_settings
 from agent_cli.frontends.tui.app import AgentApp
 
