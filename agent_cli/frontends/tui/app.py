@@ -35,18 +35,14 @@ from agent_cli.frontends.slash import COMMANDS, Command, Reply
 from agent_cli.frontends.tui import themes
 from agent_cli.frontends.tui.activity import doing
 from agent_cli.frontends.tui.approval_queue import ApprovalQueue
-from agent_cli.frontends.tui.assistant_view import AssistantView
 from agent_cli.frontends.tui.composer import Composer
 from agent_cli.frontends.tui.history import History, history_file
-from agent_cli.frontends.tui.markdown_render import Palette, warm_up
-from agent_cli.frontends.tui.notice_view import NoticeView
 from agent_cli.frontends.tui.pending_view import PendingView
 from agent_cli.frontends.tui.plan_view import PlanView
 from agent_cli.frontends.tui.prompt_input import PromptInput
 from agent_cli.frontends.tui.search import find_all
 from agent_cli.frontends.tui.search_bar import SearchBar
 from agent_cli.frontends.tui.status_line import StatusLine
-from agent_cli.frontends.tui.tool_card import ToolCard
 from agent_cli.frontends.tui.transcript import Transcript
 from agent_cli.media import Prompt
 from agent_cli.settings import Settings
@@ -57,6 +53,7 @@ if TYPE_CHECKING:
     from agent_cli.frontends.interactive import Interactive
     from agent_cli.frontends.tui.feed import Batch, EventFeed
     from agent_cli.frontends.tui.form_card import FormCard
+    from agent_cli.frontends.tui.markdown_render import Palette
 
 # The most often streamed text reaches the screen: a little under 30 a second, so that
 # with the input's blinking cursor and a run's few frames of its own (its views mounted,
@@ -237,6 +234,8 @@ class AgentApp(App[int]):
             self._open_session()
 
     def _after_first_frame(self) -> None:
+        from agent_cli.frontends.tui.markdown_render import Palette  # Markdown: not before
+
         self._git_status()
         self._warm_up(Palette.from_app(self))
         self._connect()
@@ -275,6 +274,8 @@ class AgentApp(App[int]):
 
     @work(thread=True, group="warm-up")
     def _warm_up(self, palette: Palette) -> None:
+        from agent_cli.frontends.tui.markdown_render import warm_up
+
         warm_up(palette)
 
     @work(group="connect")
@@ -429,6 +430,11 @@ class AgentApp(App[int]):
             self.welcome.remove()
             self.welcome = None
         mounting = self.transcript.added(batch.added) if batch.added else None
+        # The views' modules: loaded with the transcript's first view (`make_view`).
+        from agent_cli.frontends.tui.assistant_view import AssistantView
+        from agent_cli.frontends.tui.notice_view import NoticeView
+        from agent_cli.frontends.tui.tool_card import ToolCard
+
         for key, text in batch.text.items():
             view = self.transcript.view(key)
             if isinstance(view, AssistantView):

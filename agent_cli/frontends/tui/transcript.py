@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
 from textual.geometry import Size
@@ -29,12 +30,10 @@ from agent_cli.engine.items import (
     ToolItem,
     UserItem,
 )
-from agent_cli.frontends.tui.assistant_view import AssistantView
-from agent_cli.frontends.tui.markdown_flow import MarkdownFlow
-from agent_cli.frontends.tui.notice_view import NoticeView
-from agent_cli.frontends.tui.tool_card import ToolCard
-from agent_cli.frontends.tui.user_message import UserMessage
 from agent_cli.media import chips
+
+if TYPE_CHECKING:
+    from agent_cli.frontends.tui.tool_card import ToolCard
 
 PAGE = 50  # items mounted at a time
 FIRST_PAINT = 20  # of the first page, mounted before the first frame (the rest just after)
@@ -45,6 +44,13 @@ Streamed = Callable[[AssistantItem], tuple[str, str, bool]]
 
 def make_view(item: Item, streamed: Streamed) -> Widget:
     """The widget for one item (an answer still streaming gets its text so far)."""
+    # The views (Markdown, diffs: ~10 ms of imports) come with the first item, after a new
+    # conversation's first frame, which has none.
+    from agent_cli.frontends.tui.assistant_view import AssistantView
+    from agent_cli.frontends.tui.notice_view import NoticeView
+    from agent_cli.frontends.tui.tool_card import ToolCard
+    from agent_cli.frontends.tui.user_message import UserMessage
+
     if isinstance(item, AssistantItem):
         text, reasoning, streaming = streamed(item)
         return AssistantView(text, reasoning, streaming=streaming)
@@ -202,6 +208,8 @@ class Transcript(VerticalScroll):
 
     def add_reply(self, text: str, level: str) -> None:
         """A slash command's answer: shown, never part of the conversation."""
+        from agent_cli.frontends.tui.notice_view import NoticeView  # as in make_view
+
         self.mount(NoticeView(text, level, reply=True))
         if self.live:
             self.scroll_end(animate=False)
@@ -288,5 +296,7 @@ class Transcript(VerticalScroll):
 
     def theme_changed(self) -> None:
         """Rendered Markdown is in the old theme's colours: render it again."""
+        from agent_cli.frontends.tui.markdown_flow import MarkdownFlow  # as in make_view
+
         for flow in self.query(MarkdownFlow):
             flow.invalidate()

@@ -112,6 +112,15 @@ NOT_BEFORE_FIRST_FRAME = (
     "agent_cli.frontends.tui.feed",
     "agent_cli.tools.base",  # the tools' machinery: the modes' and the plan's names without it
     "agent_cli.policy.modes",
+    "agent_cli.frontends.tui.assistant_view",  # the transcript's views: with its first item
+    "agent_cli.frontends.tui.markdown_flow",
+    "agent_cli.frontends.tui.markdown_render",
+    "agent_cli.frontends.tui.reasoning_block",
+    "agent_cli.frontends.tui.tool_card",
+    "agent_cli.frontends.tui.diff_view",
+    "agent_cli.frontends.tui.notice_view",
+    "agent_cli.frontends.tui.user_message",
+    "agent_cli.lsp.diagnostics",
     "pygments.styles",  # the bundled themes' code styles are checked by the tests
     "hashlib",  # OpenSSL (~3 ms): names the input's history file, read at the first Up
     # or send, and an image's file
