@@ -515,7 +515,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.child == "stream":
         asyncio.run(child_stream(Path(args.report)))
-        return 0
+        from agent_cli.cli import _leave
+
+        _leave(0)  # as `agent` leaves (and `agent run`, the baseline): without the teardown
     if args.child == "resume":
         asyncio.run(child_resume(Path(args.report), args.conversation))
         return 0

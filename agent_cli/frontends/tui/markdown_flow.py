@@ -211,7 +211,33 @@ class MarkdownFlow(Widget):
         if self._retry_timer is not None:  # a streaming retry may be far off: paint now
             self._retry_timer.stop()
             self._retry_timer = None
+        self._render_last_screen()
         self._changed(tail_reset=True)
+
+    def _render_last_screen(self) -> None:
+        """Render the blocks a screen's height from the end, now that the answer is done.
+
+        The view follows the answer's end, so these are what the next frame shows. Rendered
+        there instead, each one whose height differs from its estimate moves the ones above
+        it into view, to be rendered in one more frame: three frames at the end of a long
+        answer, the text jumping in each. Laid out at their real heights, it is one frame.
+        """
+        width = self.size.width
+        if not self.is_mounted or width <= 0:
+            return
+        renderer = renderer_for(self.app)
+        room = self.screen.size.height
+        moved = False
+        for block in reversed(self._blocks):
+            if room <= 0:
+                break
+            if block.lines is None or block.width != width:
+                estimated = block.height(width)
+                self._render_lines_of(block, width, renderer)
+                moved |= len(block.lines or ()) != estimated
+            room -= block.height(width) + 1
+        if moved:
+            self._blocks_width = -1  # the offsets laid out before are wrong now
 
     def invalidate(self) -> None:
         """Render everything again when next shown (the theme changed)."""
@@ -341,12 +367,7 @@ class MarkdownFlow(Widget):
 
     def _render_block(self, block: _Block, width: int, renderer: Renderer) -> None:
         estimated = block.height(width)
-        clock = self._budget.clock
-        started = clock()
-        block.lines = renderer.markdown(block.source, width)
-        block.width = width
-        block.final.clear()
-        self._budget.spend(clock() - started)
+        self._render_lines_of(block, width, renderer)
         if len(block.lines) != estimated and not self._relayout_pending:
             # The lines below move: lay out again after this frame (not in the middle of it).
             # While text streams, in the next flush's frame (its append lays out anyway), so
@@ -356,6 +377,14 @@ class MarkdownFlow(Widget):
                 self._relayout_timer = self.set_timer(STREAMING_RETRY_SECONDS, self._relayout)
             else:
                 self.call_after_refresh(self._relayout)
+
+    def _render_lines_of(self, block: _Block, width: int, renderer: Renderer) -> None:
+        clock = self._budget.clock
+        started = clock()
+        block.lines = renderer.markdown(block.source, width)
+        block.width = width
+        block.final.clear()
+        self._budget.spend(clock() - started)
 
     def _plain_strip(self, block: _Block, local: int, width: int, renderer: Renderer) -> Strip:
         """A line of the block's stand-in text; kept, as a flood repaints it every frame."""
