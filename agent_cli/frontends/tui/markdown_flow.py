@@ -233,8 +233,7 @@ class MarkdownFlow(Widget):
                 break
             if block.lines is None or block.width != width:
                 estimated = block.height(width)
-                self._render_lines_of(block, width, renderer)
-                moved |= len(block.lines or ()) != estimated
+                moved |= len(self._render_lines_of(block, width, renderer)) != estimated
             room -= block.height(width) + 1
         if moved:
             self._blocks_width = -1  # the offsets laid out before are wrong now
@@ -367,8 +366,8 @@ class MarkdownFlow(Widget):
 
     def _render_block(self, block: _Block, width: int, renderer: Renderer) -> None:
         estimated = block.height(width)
-        self._render_lines_of(block, width, renderer)
-        if len(block.lines) != estimated and not self._relayout_pending:
+        lines = self._render_lines_of(block, width, renderer)
+        if len(lines) != estimated and not self._relayout_pending:
             # The lines below move: lay out again after this frame (not in the middle of it).
             # While text streams, in the next flush's frame (its append lays out anyway), so
             # a frame that renders blocks is not followed by one more of its own.
@@ -378,13 +377,14 @@ class MarkdownFlow(Widget):
             else:
                 self.call_after_refresh(self._relayout)
 
-    def _render_lines_of(self, block: _Block, width: int, renderer: Renderer) -> None:
+    def _render_lines_of(self, block: _Block, width: int, renderer: Renderer) -> list[Line]:
         clock = self._budget.clock
         started = clock()
-        block.lines = renderer.markdown(block.source, width)
+        block.lines = lines = renderer.markdown(block.source, width)
         block.width = width
         block.final.clear()
         self._budget.spend(clock() - started)
+        return lines
 
     def _plain_strip(self, block: _Block, local: int, width: int, renderer: Renderer) -> Strip:
         """A line of the block's stand-in text; kept, as a flood repaints it every frame."""
