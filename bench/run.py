@@ -150,6 +150,7 @@ class Sample:
     cpu_seconds: float  # the child's user + system CPU time (less sensitive to a busy machine)
     returncode: int
     first_request: float | None = None  # seconds from spawn to the server seeing a request
+    cpu_before_request: float | None = None  # the child's CPU seconds at that moment
 
 
 class BenchError(RuntimeError):
@@ -169,11 +170,12 @@ def time_process(
     Peak memory comes from `wait4`'s rusage, which is the child's own. With
     `seen` (e.g. `lambda: len(fake.paths)`), the main thread polls it every
     millisecond while the child runs and records when it first grows: the moment
-    the server received the child's first request.
+    the server received the child's first request, and the child's CPU time so far.
     """
     with tempfile.TemporaryFile() as err:
         before = seen() if seen is not None else 0
         first: float | None = None
+        cpu_first: float | None = None
         start = time.perf_counter()
         proc = subprocess.Popen(
             argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=err
@@ -186,6 +188,7 @@ def time_process(
                 while True:
                     if first is None and seen() > before:
                         first = time.perf_counter() - start
+                        cpu_first = cpu_so_far(proc.pid)
                     pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
                     if pid or first is not None:
                         break
@@ -202,7 +205,18 @@ def time_process(
             raise BenchError(f"{' '.join(argv)} exited {proc.returncode}:\n{tail}")
         assert usage is not None
         cpu = usage.ru_utime + usage.ru_stime
-        return Sample(seconds, usage.ru_maxrss, cpu, proc.returncode, first)
+        return Sample(seconds, usage.ru_maxrss, cpu, proc.returncode, first, cpu_first)
+
+
+def cpu_so_far(pid: int) -> float | None:
+    """A running process's user + system CPU seconds so far, all its threads (ended ones
+    too), from /proc/PID/stat: in clock ticks (10 ms steps). None without /proc."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()  # after the command's name, which may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
@@ -229,6 +243,14 @@ class Job:
 
     def cpu_seconds(self) -> list[float]:
         return [s.cpu_seconds for s in self.samples]
+
+    def cpu_after_request(self) -> list[float]:
+        """The CPU seconds each run spent from its first request to its end (`seen` set)."""
+        return [
+            s.cpu_seconds - s.cpu_before_request
+            for s in self.samples
+            if s.cpu_before_request is not None
+        ]
 
     def fail(self, error: BaseException | str) -> None:
         self.error = str(error).strip() or type(error).__name__
