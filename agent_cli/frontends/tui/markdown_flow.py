@@ -227,6 +227,8 @@ class MarkdownFlow(Widget):
             return
         renderer = renderer_for(self.app)
         room = self.screen.size.height
+        if isinstance(self.parent, Widget):  # the transcript: what of the screen it has
+            room = min(room, self.parent.size.height)
         moved = False
         for block in reversed(self._blocks):
             if room <= 0:

@@ -66,6 +66,7 @@ class StatusLine(Widget):
         self._frame = 0
         self._timer: Timer | None = None
         self._painted = 0.0  # when it was last rendered (monotonic)
+        self._shown_frame = -1  # the spinner's frame it was last rendered with
         self._tick: Timer | None = None
         self._key: tuple[object, ...] = ()
         self._fields = Content("")
@@ -108,8 +109,11 @@ class StatusLine(Widget):
 
     def paint_with_frame(self) -> None:
         """Be painted in the frame being made (the app's flush) rather than in one of
-        the spinner's or the run's clock's own (both only paint when no flush has)."""
-        if self.state != "idle":
+        the spinner's or the run's clock's own (both only paint when no flush has) — if
+        the spinner has turned since: a flush comes up to 28 times a second, the spinner
+        turns 10, and a line repainted unchanged costs the frame as much as a changed one.
+        (A field that changes repaints it of itself.)"""
+        if self.state != "idle" and self._frame != self._shown_frame:
             self.refresh()
 
     def set_workspace(self, workspace: Path) -> None:
@@ -118,7 +122,7 @@ class StatusLine(Widget):
         self.tooltip = str(workspace)
 
     def render(self) -> Content:
-        self._painted = time.monotonic()
+        self._painted, self._shown_frame = time.monotonic(), self._frame
         # The spinner redraws this ten times a second: the rest is built once per change.
         key = (
             self.workspace, self.branch, self.model, self.mode, self.unconfined, self.tokens,

@@ -104,6 +104,26 @@ async def test_the_spinner_turns_in_the_streams_frames_not_frames_of_its_own(
         status.state = "idle"
 
 
+async def test_a_flush_repaints_the_status_line_only_once_the_spinner_has_turned(
+    moving: Settings, interactive: Interactive, monkeypatch: pytest.MonkeyPatch
+):
+    app = AgentApp(interactive, moving)
+    async with app.run_test(size=SIZE) as pilot:
+        status = app.status
+        status.state = "running"
+        await pilot.pause()
+        asked: list[str] = []
+        monkeypatch.setattr(status, "refresh", lambda *a, **k: asked.append("frame"))
+        status.render()  # painted in the last flush's frame
+        status.paint_with_frame()  # the next flush, before the spinner's tick
+        assert asked == [], "repainted unchanged"
+        status._spin()  # the tick: right after a frame, so it waits for the next flush
+        assert asked == []
+        status.paint_with_frame()
+        assert asked == ["frame"], "the turn is shown in the flush's frame"
+        status.state = "idle"
+
+
 async def test_one_flush_paints_exactly_one_frame(
     app: AgentApp, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ):
