@@ -148,7 +148,6 @@ class AgentApp(App[int]):
         self._flush_timer: Timer | None = None
         self._holds: set[asyncio.Task[None]] = set()  # flushes' frames waiting for mounts
         self._last_flush = 0.0
-        self._chars_seen = 0
         self._flooding = False
         self._typed_first = False  # the news waits for a key's frame (at most one frame)
         self._interrupted = 0.0
@@ -343,7 +342,6 @@ class AgentApp(App[int]):
         from agent_cli.frontends.tui.feed import EventFeed
 
         self.feed = EventFeed(self._wake)
-        self._chars_seen = 0
         return session.events.subscribe(self.feed)
 
     def close_feed(self) -> None:
@@ -387,9 +385,8 @@ class AgentApp(App[int]):
         self._typed_first = False
         self._last_flush = time.monotonic()
         feed = self.feed
-        self._flooding = feed.chars - self._chars_seen >= FLOOD_CHARS
-        self._chars_seen = feed.chars
         batch = feed.take()
+        self._flooding = batch.chars >= FLOOD_CHARS
         self._begin_batch()
         mounting: AwaitMount | None = None
         try:

@@ -16,10 +16,12 @@ import pytest
 from rich.console import RenderableType
 from textual.screen import Screen
 
+from agent_cli.engine.events import Delta
 from agent_cli.frontends.interactive import Interactive
 from agent_cli.frontends.tui import markdown_flow, status_line
 from agent_cli.frontends.tui.app import FLUSH_SECONDS, AgentApp
 from agent_cli.frontends.tui.assistant_view import AssistantView
+from agent_cli.frontends.tui.feed import EventFeed
 from agent_cli.settings import Settings
 from tests.frontends.tui.support import RUN_TIMEOUT, SIZE, send, settle, until
 from tests.support.fake_openai import FakeOpenAI, Scripted, text
@@ -81,6 +83,17 @@ async def test_a_streamed_answer_paints_per_flush_at_most_30_flushes_a_second(
     assert len(streamed) > 10, streamed
     seconds = streamed[-1] - streamed[0]
     assert len(streamed) <= seconds / FLUSH_SECONDS * 1.1 + 3, "at most ~28 flushes a second"
+
+
+def test_a_batch_counts_the_characters_it_brings_which_tell_a_flood():
+    feed = EventFeed(lambda now: None)
+    for _ in range(300):
+        feed(Delta(item="a", text="word"))
+    feed(Delta(item="b", reasoning="hmm"))
+    batch = feed.take()
+    assert batch.text == {"a": "word" * 300} and batch.reasoning == {"b": "hmm"}
+    assert batch.chars == 1203 and feed.deltas == 301
+    assert feed.take().chars == 0, "the next batch counts only its own"
 
 
 async def test_the_spinner_turns_in_the_streams_frames_not_frames_of_its_own(
