@@ -215,7 +215,7 @@ class MarkdownFlow(Widget):
         self._changed(tail_reset=True)
 
     def _render_last_screen(self) -> None:
-        """Render the blocks a screen's height from the end, now that the answer is done.
+        """Render the last blocks, as many as its container shows, now that the answer is done.
 
         The view follows the answer's end, so these are what the next frame shows. Rendered
         there instead, each one whose height differs from its estimate moves the ones above
