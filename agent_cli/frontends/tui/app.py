@@ -274,8 +274,10 @@ class AgentApp(App[int]):
     @work(thread=True, group="warm-up")
     def _warm_up(self, palette: Palette) -> None:
         from agent_cli.frontends.tui.markdown_render import warm_up
+        from agent_cli.frontends.tui.transcript import load_views
 
         warm_up(palette)
+        load_views()  # or the first message would wait for them
 
     @work(group="connect")
     async def _connect(self) -> None:

@@ -42,6 +42,14 @@ FOUND_CLASS = "-found"
 Streamed = Callable[[AssistantItem], tuple[str, str, bool]]
 
 
+def load_views() -> None:
+    """Import the views' modules (~12 ms): a thread does, once the first frame is out."""
+    import agent_cli.frontends.tui.assistant_view
+    import agent_cli.frontends.tui.notice_view
+    import agent_cli.frontends.tui.tool_card
+    import agent_cli.frontends.tui.user_message  # noqa: F401
+
+
 def make_view(item: Item, streamed: Streamed) -> Widget:
     """The widget for one item (an answer still streaming gets its text so far)."""
     # The views (Markdown, diffs: ~10 ms of imports) come with the first item, after a new

@@ -169,6 +169,53 @@ def test_a_new_conversation_paints_its_first_frame_without_what_the_session_brin
     assert out.stdout.split() == [], "imported before the first frame"
 
 
+VIEWS = (
+    "agent_cli.frontends.tui.assistant_view",
+    "agent_cli.frontends.tui.notice_view",
+    "agent_cli.frontends.tui.tool_card",
+    "agent_cli.frontends.tui.user_message",
+)
+AFTER_FIRST_FRAME = """
+import asyncio, sys
+from pathlib import Path
+from agent_cli import wiring
+from agent_cli.frontends.tui.app import AgentApp
+from agent_cli.settings import load_settings
+
+async def main():
+    settings = load_settings(Path(sys.argv[1]))
+    interactive = await wiring.open_interactive(settings, wiring.Opening(), "ask")
+    app = AgentApp(interactive, settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        while not any(worker.group == "warm-up" for worker in app.workers):
+            await pilot.pause()
+        for worker in list(app.workers):
+            if worker.group == "warm-up":
+                await worker.wait()
+        views = ("AssistantView", "NoticeView", "ToolCard", "UserMessage")
+        shown = sum(type(child).__name__ in views for child in app.transcript.children)
+    await interactive.aclose()
+    print(shown, " ".join(sorted(set(sys.argv[2:]) & set(sys.modules))))
+
+asyncio.run(main())
+"""
+
+
+def test_the_views_are_loaded_after_the_first_frame_before_the_first_message(
+    settings: Settings,
+):
+    """A new conversation's first frame has no view (their modules come after it), and the
+    first message does not wait for them either: the warm-up thread loads them."""
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-c", AFTER_FIRST_FRAME, str(settings.workspace), *VIEWS]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60)
+    shown, *loaded = out.stdout.split()
+    assert loaded == sorted(VIEWS), out.stdout
+    assert shown == "0", "no message yet"
+
+
 def test_the_tui_starts_without_the_collector_and_turns_it_on_at_its_first_frame(
     settings: Settings, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ):
