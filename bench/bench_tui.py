@@ -185,9 +185,12 @@ async def child_stream(report: Path) -> None:
     async with app.run_test(size=SIZE):
         _hook_frames(app, frames)
         # A person types for a while before sending: let the app finish starting (its
-        # warm-up thread renders a sample so the first answer need not load Pygments).
+        # warm-up thread renders a sample so the first answer need not load Pygments, then
+        # imports the views).
         while not markdown_render.warmed():  # begun after the first frame
             await asyncio.sleep(0.01)
+        for worker in [worker for worker in app.workers if worker.group == "warm-up"]:
+            await worker.wait()
         probe = asyncio.create_task(_probe(stalls, marks, app.feed))
         # What Enter posts (`pilot.press` would wait until the app is idle: after the run).
         app.composer.input.post_message(PromptInput.Submitted("hi"))
