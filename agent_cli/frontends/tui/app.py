@@ -65,15 +65,8 @@ QUIT_SECONDS = 2.0  # a second Ctrl+C within this quits
 DOUBLE_ESCAPE_SECONDS = 0.8  # a second Escape in an empty input within this opens /rewind
 TYPED_SECONDS = 0.1  # a key this recent is shown before the stream's next news
 SEVERITY = {"info": "information", "warn": "warning", "error": "error"}
-STYLES = (  # one beside each widget's module
+STYLES = (  # one beside each widget's module; the views' come with them (VIEW_STYLES)
     "app.tcss",
-    "markdown_flow.tcss",
-    "user_message.tcss",
-    "assistant_view.tcss",
-    "reasoning_block.tcss",
-    "notice_view.tcss",
-    "tool_card.tcss",
-    "diff_view.tcss",
     "composer.tcss",
     "prompt_input.tcss",
     "completion_menu.tcss",
@@ -83,7 +76,6 @@ STYLES = (  # one beside each widget's module
     "plan_view.tcss",
     "pending_view.tcss",
     "image_chips.tcss",
-    "own_command_view.tcss",
 )
 
 

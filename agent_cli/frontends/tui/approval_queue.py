@@ -47,7 +47,9 @@ class ApprovalQueue:
                 continue
             # Imported here: the card is its own module, loaded only when a card is needed.
             from agent_cli.frontends.tui.approval import ApprovalScreen
+            from agent_cli.frontends.tui.transcript import read_view_styles
 
+            read_view_styles(self.app)  # its diff's, should it come before any view
             self.shown = request
             self.on_change(True)
             self.app.push_screen(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
@@ -33,11 +34,27 @@ from agent_cli.engine.items import (
 from agent_cli.media import chips
 
 if TYPE_CHECKING:
+    from textual.app import App
+
     from agent_cli.frontends.tui.tool_card import ToolCard
 
 PAGE = 50  # items mounted at a time
 FIRST_PAINT = 20  # of the first page, mounted before the first frame (the rest just after)
 FOUND_CLASS = "-found"
+# The views' stylesheets (the app's own are in app.py's STYLES): they name only the views.
+VIEW_STYLES = tuple(
+    str(Path(__file__).with_name(name))
+    for name in (
+        "markdown_flow.tcss",
+        "user_message.tcss",
+        "assistant_view.tcss",
+        "reasoning_block.tcss",
+        "notice_view.tcss",
+        "tool_card.tcss",
+        "diff_view.tcss",
+        "own_command_view.tcss",
+    )
+)
 
 Streamed = Callable[[AssistantItem], tuple[str, str, bool]]
 
@@ -48,6 +65,17 @@ def load_views() -> None:
     import agent_cli.frontends.tui.notice_view
     import agent_cli.frontends.tui.tool_card
     import agent_cli.frontends.tui.user_message  # noqa: F401
+
+
+def read_view_styles(app: App[object]) -> None:
+    """The views' stylesheets, read with the first view, before it mounts (so it is styled
+    as if they were read at the start): a new conversation's first frame has no view, and
+    parsing them cost ~3 ms before it. Read once; a theme switch parses them with the rest."""
+    sheet = app.stylesheet
+    if sheet.has_source(VIEW_STYLES[0]):
+        return
+    for path in VIEW_STYLES:  # as `Stylesheet.read` does, and its rules' map made anew
+        sheet.add_source(Path(path).read_text(encoding="utf-8"), read_from=(path, ""))
 
 
 def make_view(item: Item, streamed: Streamed) -> Widget:
@@ -152,6 +180,7 @@ class Transcript(VerticalScroll):
         await self.mount_all([self._view(item) for item in self.items[first:last]])
 
     def _view(self, item: Item) -> Widget:
+        read_view_styles(self.app)
         view = make_view(item, self._streamed)
         self.views[item.id] = view
         if item.parent:  # a sub-agent's work: under its `task` card, shown when that is open
@@ -210,6 +239,7 @@ class Transcript(VerticalScroll):
 
     def add_view(self, view: Widget) -> None:
         """A widget of the front end's own (a `!command`'s output): shown, never stored."""
+        read_view_styles(self.app)
         self.mount(view)
         if self.live:
             self.scroll_end(animate=False)
@@ -218,6 +248,7 @@ class Transcript(VerticalScroll):
         """A slash command's answer: shown, never part of the conversation."""
         from agent_cli.frontends.tui.notice_view import NoticeView  # as in make_view
 
+        read_view_styles(self.app)
         self.mount(NoticeView(text, level, reply=True))
         if self.live:
             self.scroll_end(animate=False)

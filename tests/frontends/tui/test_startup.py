@@ -351,3 +351,39 @@ async def test_the_stylesheets_are_parsed_once_before_the_first_frame_in_the_cho
             assert (app.screen.styles.background, app.composer.styles.background) == started
     finally:
         await interactive.aclose()
+
+
+async def test_the_views_stylesheets_are_read_with_the_first_view_not_before_the_first_frame(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+):
+    """A new conversation's first frame has no view: their stylesheets (~3 ms of parsing)
+    are read with the first one, which is styled by them from its first frame."""
+    from agent_cli.frontends.tui.transcript import VIEW_STYLES
+
+    def read(app: AgentApp) -> list[bool]:
+        return [app.stylesheet.has_source(path) for path in VIEW_STYLES]
+
+    sheets: list[list[bool]] = []  # which were read, at the first frame
+    display = AgentApp._display
+
+    def counted(app: AgentApp, screen: Screen, renderable: RenderableType | None) -> None:
+        if renderable is not None and not sheets:
+            sheets.append(read(app))
+        display(app, screen, renderable)
+
+    monkeypatch.setattr(AgentApp, "_display", counted)
+
+    async def never() -> Interactive:
+        await asyncio.Event().wait()
+        raise AssertionError("never opened")
+
+    app = AgentApp(None, settings, opening=never)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: bool(sheets))
+        assert sheets[0] == [False] * len(VIEW_STYLES)
+        app.transcript.add_reply("a reply", "info")
+        await until(pilot, lambda: bool(app.transcript.query(NoticeView)))
+        await pilot.pause()
+        assert read(app) == [True] * len(VIEW_STYLES)
+        reply = app.transcript.query_one(NoticeView)
+        assert reply.styles.margin.top == 1 and reply.styles.border_left[0] == "outer"
