@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -100,6 +99,8 @@ def implement(session: Session, answer: PlanAnswer) -> str:
 
 def editor_command(path: Path) -> list[str]:
     """$VISUAL or $EDITOR (else vi) on `path`; ValueError for a command that does not parse."""
+    import shlex  # here: not needed before the TUI's first frame
+
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     return [*shlex.split(editor), str(path)]
 

@@ -8,7 +8,6 @@ line REPL keeps its history in the same file through this class (`line.SharedHis
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
@@ -42,6 +41,8 @@ class History:
         except (OSError, UnicodeDecodeError) as e:
             log.warning("history %s could not be read: %s", self.path, e)
             return []
+        import json  # here, as the history is read: at its first use, after the first frame
+
         entries = []
         for line in lines:
             try:
@@ -60,6 +61,8 @@ class History:
             return
         self.entries.append(text)
         self._index = len(self.entries)
+        import json  # as in _read
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as file:

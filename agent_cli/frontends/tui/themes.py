@@ -21,7 +21,6 @@ The chosen theme (`/theme NAME`) is kept in `data_dir()/tui.json`.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import tomllib
@@ -203,6 +202,8 @@ def remember_theme(name: str, configured: str) -> None:
     """Keep a `/theme` choice for the next start (best effort: a failure is only logged)."""
     path = prefs_file()
     data = {**_read_prefs(), "theme": name, "config_theme": configured}
+    import json  # as in _read_prefs
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(".tmp")
@@ -214,7 +215,13 @@ def remember_theme(name: str, configured: str) -> None:
 
 def _read_prefs() -> dict[str, Any]:
     try:
-        data = json.loads(prefs_file().read_text(encoding="utf-8"))
+        text = prefs_file().read_text(encoding="utf-8")
     except (OSError, ValueError):
+        return {}
+    import json  # here: without a kept choice, a first start is painted without it (~1.5 ms)
+
+    try:
+        data = json.loads(text)
+    except ValueError:
         return {}
     return data if isinstance(data, dict) else {}

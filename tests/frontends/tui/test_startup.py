@@ -124,6 +124,9 @@ NOT_BEFORE_FIRST_FRAME = (
     "pygments.styles",  # the bundled themes' code styles are checked by the tests
     "hashlib",  # OpenSSL (~3 ms): names the input's history file, read at the first Up
     # or send, and an image's file
+    "json",  # the history's lines and a kept theme choice: read where they are (~1.5 ms)
+    "html",  # an attachment's label, escaped for the model (its entities' table: ~1.5 ms)
+    "shlex",  # $EDITOR, split when it opens
 )
 FIRST_FRAME = """
 import asyncio, sys
