@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Input, Static
+from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from textual.widgets import Input
 
 
 class SearchBar(Horizontal):
@@ -32,16 +34,27 @@ class SearchBar(Horizontal):
 
     def __init__(self) -> None:
         super().__init__()
-        self.input = Input(placeholder="search the conversation", id="search-input")
+        self._input: Input | None = None
         self.count = Static("", id="search-count")
         self.display = False
 
+    @property
+    def input(self) -> Input:
+        """Made and mounted at the first Ctrl+F: the bar is hidden until then, and the first
+        frame goes out without the Input (its mount, and its default styles' parse)."""
+        if self._input is None:
+            from textual.widgets import Input
+
+            self._input = Input(placeholder="search the conversation", id="search-input")
+        return self._input
+
     def compose(self) -> ComposeResult:
-        yield self.input
         yield self.count
 
     def open(self) -> None:
         self.display = True
+        if not self.input.is_attached:
+            self.mount(self.input, before=self.count)
         self.input.focus()
 
     def action_close(self) -> None:
@@ -52,8 +65,7 @@ class SearchBar(Horizontal):
     def action_step(self, step: int) -> None:
         self.post_message(self.Find(self.input.value, step))
 
-    @on(Input.Submitted)
-    def _submitted(self, event: Input.Submitted) -> None:
+    def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self.post_message(self.Find(event.value, -1))
 

@@ -390,3 +390,21 @@ async def test_the_views_stylesheets_are_read_with_the_first_view_not_before_the
         assert read(app) == [True] * len(VIEW_STYLES)
         reply = app.transcript.query_one(NoticeView)
         assert reply.styles.margin.top == 1 and reply.styles.border_left[0] == "outer"
+
+
+async def test_the_search_bar_mounts_its_input_at_the_first_ctrl_f(settings: Settings):
+    """Hidden until then: the first frame goes out without it (its mount, its styles)."""
+    from textual.widgets import Input
+
+    async def never() -> Interactive:
+        await asyncio.Event().wait()
+        raise AssertionError("never opened")
+
+    app = AgentApp(None, settings, opening=never)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert not app.query(Input), "an Input mounted before the first Ctrl+F"
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: app.focused is app.search_bar.input)
+        await pilot.press("x")
+        assert app.search_bar.input.value == "x"
