@@ -108,32 +108,18 @@ async def test_the_spinner_turns_in_the_streams_frames_not_frames_of_its_own(
         monkeypatch.setattr(status, "refresh", lambda *a, **k: asked.append("frame"))
         status.render()  # painted just now, as in a flush's frame
         before = status._frame
+        status.paint_with_frame()  # a flush before the spinner's tick
+        assert asked == [], "not repainted unchanged"
         status._spin()  # the spinner's tick right after such a frame
         assert status._frame == (before + 1) % 10, "it turns"
         assert asked == [], "no frame of its own: the next flush shows it"
+        status.paint_with_frame()
+        assert asked == ["frame"], "the turn is shown in the flush's frame"
+        asked.clear()
+        status.render()
         status._painted -= 1.0  # a second since the last paint: the stream has paused
         status._spin()
         assert asked == ["frame"], "with no flush to show it, its own frame"
-        status.state = "idle"
-
-
-async def test_a_flush_repaints_the_status_line_only_once_the_spinner_has_turned(
-    moving: Settings, interactive: Interactive, monkeypatch: pytest.MonkeyPatch
-):
-    app = AgentApp(interactive, moving)
-    async with app.run_test(size=SIZE) as pilot:
-        status = app.status
-        status.state = "running"
-        await pilot.pause()
-        asked: list[str] = []
-        monkeypatch.setattr(status, "refresh", lambda *a, **k: asked.append("frame"))
-        status.render()  # painted in the last flush's frame
-        status.paint_with_frame()  # the next flush, before the spinner's tick
-        assert asked == [], "repainted unchanged"
-        status._spin()  # the tick: right after a frame, so it waits for the next flush
-        assert asked == []
-        status.paint_with_frame()
-        assert asked == ["frame"], "the turn is shown in the flush's frame"
         status.state = "idle"
 
 
