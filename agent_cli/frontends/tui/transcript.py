@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
@@ -31,6 +30,7 @@ from agent_cli.engine.items import (
     ToolItem,
     UserItem,
 )
+from agent_cli.frontends.tui.styles import beside, read_styles
 from agent_cli.media import chips
 
 if TYPE_CHECKING:
@@ -42,18 +42,16 @@ PAGE = 50  # items mounted at a time
 FIRST_PAINT = 20  # of the first page, mounted before the first frame (the rest just after)
 FOUND_CLASS = "-found"
 # The views' stylesheets (the app's own are in app.py's STYLES): they name only the views.
-VIEW_STYLES = tuple(
-    str(Path(__file__).with_name(name))
-    for name in (
-        "markdown_flow.tcss",
-        "user_message.tcss",
-        "assistant_view.tcss",
-        "reasoning_block.tcss",
-        "notice_view.tcss",
-        "tool_card.tcss",
-        "diff_view.tcss",
-        "own_command_view.tcss",
-    )
+VIEW_STYLES = beside(
+    __file__,
+    "markdown_flow.tcss",
+    "user_message.tcss",
+    "assistant_view.tcss",
+    "reasoning_block.tcss",
+    "notice_view.tcss",
+    "tool_card.tcss",
+    "diff_view.tcss",
+    "own_command_view.tcss",
 )
 
 Streamed = Callable[[AssistantItem], tuple[str, str, bool]]
@@ -68,14 +66,9 @@ def load_views() -> None:
 
 
 def read_view_styles(app: App[object]) -> None:
-    """The views' stylesheets, read with the first view, before it mounts (so it is styled
-    as if they were read at the start): a new conversation's first frame has no view, and
-    parsing them cost ~3 ms before it. Read once; a theme switch parses them with the rest."""
-    sheet = app.stylesheet
-    if sheet.has_source(VIEW_STYLES[0]):
-        return
-    for path in VIEW_STYLES:  # as `Stylesheet.read` does, and its rules' map made anew
-        sheet.add_source(Path(path).read_text(encoding="utf-8"), read_from=(path, ""))
+    """The views' stylesheets, read with the first view (styles.py): a new conversation's
+    first frame has no view, and parsing them cost ~3 ms before it."""
+    read_styles(app, VIEW_STYLES)
 
 
 def make_view(item: Item, streamed: Streamed) -> Widget:
