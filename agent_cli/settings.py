@@ -22,7 +22,6 @@ OpenAI key in the environment.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -469,6 +468,8 @@ def _read_config(path: Path, project: bool, env: Mapping[str, str] | None = None
         return layer
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"Config file {path} could not be read: {e} — fix or remove it.") from e
+    import tomllib  # ~2 ms, only where there is a file to read
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

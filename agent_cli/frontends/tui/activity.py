@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.cells import cell_len, set_cell_size
-
 from agent_cli.engine.items import ToolItem
 from agent_cli.frontends.outcome import COMMAND_TOOLS
 
@@ -40,16 +38,3 @@ def call_text(item: ToolItem) -> str:
     if item.tool in COMMAND_TOOLS and title.startswith("Run "):
         return f"running `{title[4:]}`"
     return f"running {title[:1].lower()}{title[1:]}"
-
-
-def shortened(text: str, width: int) -> str:
-    """`text` in at most `width` cells, cut with an ellipsis; a quoted command keeps its
-    closing backtick ("running `make che…`")."""
-    if cell_len(text) <= width:
-        return text
-    if width <= 1:
-        return "…"[:width]
-    quoted = text.endswith("`") and "`" in text[:-1] and width >= text.index("`") + 3
-    if quoted:  # room for "running `", one character and "…`"
-        return set_cell_size(text[:-1], width - 2).rstrip("…") + "…`"
-    return set_cell_size(text, width - 1) + "…"

@@ -27,33 +27,32 @@ from textual.theme import Theme
 from textual.timer import Timer
 from textual.widget import AwaitMount, Widget
 
-from agent_cli.engine.elicitation import ElicitationRequest
-from agent_cli.engine.items import AssistantItem, NoticeItem, ToolItem
 from agent_cli.errors import AgentError
-from agent_cli.frontends.plan_text import PlanAnswer, card_due, implement
-from agent_cli.frontends.slash import COMMANDS, Command, Reply
 from agent_cli.frontends.tui import themes
-from agent_cli.frontends.tui.activity import doing
 from agent_cli.frontends.tui.approval_queue import ApprovalQueue
 from agent_cli.frontends.tui.composer import Composer
 from agent_cli.frontends.tui.history import History, history_file
 from agent_cli.frontends.tui.pending_view import PendingView
 from agent_cli.frontends.tui.plan_view import PlanView
 from agent_cli.frontends.tui.prompt_input import PromptInput
-from agent_cli.frontends.tui.search import find_all
 from agent_cli.frontends.tui.search_bar import SearchBar
 from agent_cli.frontends.tui.status_line import StatusLine
 from agent_cli.frontends.tui.transcript import Transcript
-from agent_cli.media import Prompt
 from agent_cli.settings import Settings
-from agent_cli.tools.mcp_forms import CANCEL, ElicitAnswer
 
+# What only a session's work needs (its items, forms, plans, slash commands' replies) is
+# imported where it is used: a new conversation's first frame comes before the session.
 if TYPE_CHECKING:
+    from agent_cli.engine.elicitation import ElicitationRequest
+    from agent_cli.engine.items import AssistantItem
     from agent_cli.engine.session import Session
     from agent_cli.frontends.interactive import Interactive
+    from agent_cli.frontends.slash import Command, Reply
     from agent_cli.frontends.tui.feed import Batch, EventFeed
     from agent_cli.frontends.tui.form_card import FormCard
     from agent_cli.frontends.tui.markdown_render import Palette
+    from agent_cli.media import Prompt
+    from agent_cli.tools.mcp_forms import ElicitAnswer
 
 # The most often streamed text reaches the screen: a little under 30 a second, so that
 # with the input's blinking cursor and a run's few frames of its own (its views mounted,
@@ -167,6 +166,8 @@ class AgentApp(App[int]):
         return self.interactive.session
 
     def _command_list(self) -> list[Command]:
+        from agent_cli.frontends.slash import COMMANDS
+
         return self.interactive.command_list() if self.ready else list(COMMANDS)
 
     def compose(self) -> ComposeResult:
@@ -270,6 +271,7 @@ class AgentApp(App[int]):
 
         warm_up(palette)
         load_views()  # or the first message would wait for them
+        import agent_cli.frontends.tui.activity  # noqa: F401 (and for the run's first news)
 
     @work(group="connect")
     async def _connect(self) -> None:
@@ -315,6 +317,8 @@ class AgentApp(App[int]):
         self.transcript.theme_changed()
 
     def switch_theme(self, name: str) -> Reply:
+        from agent_cli.frontends.slash import Reply
+
         if not name:
             ours = [n for n in self.available_themes if n.startswith("agent-")]
             others = sorted(n for n in self.available_themes if n not in ours)
@@ -408,6 +412,8 @@ class AgentApp(App[int]):
         task.add_done_callback(self._holds.discard)
 
     def _apply(self, batch: Batch) -> AwaitMount | None:
+        from agent_cli.frontends.tui.activity import doing
+
         status = self.status
         if batch.started:
             status.state = "running"
@@ -421,7 +427,8 @@ class AgentApp(App[int]):
             self.welcome.remove()
             self.welcome = None
         mounting = self.transcript.added(batch.added) if batch.added else None
-        # The views' modules: loaded with the transcript's first view (`make_view`).
+        # The views' modules and the items' types: loaded with the transcript's first view.
+        from agent_cli.engine.items import AssistantItem, NoticeItem, ToolItem
         from agent_cli.frontends.tui.assistant_view import AssistantView
         from agent_cli.frontends.tui.notice_view import NoticeView
         from agent_cli.frontends.tui.tool_card import ToolCard
@@ -478,6 +485,7 @@ class AgentApp(App[int]):
     def _ask_form(self, request: ElicitationRequest) -> None:
         """An MCP server's form, as a card over the transcript; its answer goes to the server."""
         from agent_cli.frontends.tui.form_card import FormCard
+        from agent_cli.tools.mcp_forms import CANCEL
 
         if request.done:
             return
@@ -492,6 +500,9 @@ class AgentApp(App[int]):
         self._attention(f"The MCP server {request.form.server!r} asks for information.")
 
     def _run_finished(self, reason: str) -> None:
+        from agent_cli.frontends.plan_text import card_due
+        from agent_cli.tools.mcp_forms import CANCEL
+
         for card in list(self._forms):  # the run stopped: its calls' forms are moot
             card.dismiss(CANCEL)
         self.status.state = "idle"
@@ -505,6 +516,7 @@ class AgentApp(App[int]):
     def _offer_plan(self) -> None:
         """Plan mode ended with a plan: the card, whose answer may start the run that
         carries it out."""
+        from agent_cli.frontends.plan_text import PlanAnswer, implement
         from agent_cli.frontends.tui.plan_card import PlanCard
 
         plan = self.session.conversation.plan
@@ -600,6 +612,8 @@ class AgentApp(App[int]):
             )
             return
         if event.images:
+            from agent_cli.media import Prompt  # loaded with the images
+
             self.composer.sent(text)
             self._run(Prompt(text, event.images))
         elif text.startswith("/"):
@@ -894,6 +908,8 @@ class AgentApp(App[int]):
 
     @on(SearchBar.Find)
     async def _find(self, event: SearchBar.Find) -> None:
+        from agent_cli.frontends.tui.search import find_all
+
         if not self.ready:
             return
         items = self.session.conversation.items

@@ -12,10 +12,10 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from agent_cli.engine.approval import ApprovalRequest, Decision
-
 if TYPE_CHECKING:
     from textual.app import App
+
+    from agent_cli.engine.approval import ApprovalRequest, Decision
 
 
 class ApprovalQueue:
@@ -60,6 +60,8 @@ class ApprovalQueue:
         self.on_change(False)
 
     def _answered(self, request: ApprovalRequest, decision: Decision | None) -> None:
+        from agent_cli.engine.approval import Decision  # with the first card, as it is
+
         # A card closed because its request was answered elsewhere: resolve() ignores this.
         request.resolve(decision if decision is not None else Decision("no"))
         self.shown = None

@@ -8,7 +8,7 @@ focused) unfolds it, so a long plan never pushes the conversation off the screen
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.binding import Binding, BindingType
 from textual.content import Content
@@ -16,8 +16,8 @@ from textual.events import Click
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from agent_cli.frontends.plan_text import SYMBOLS, progress
-from agent_cli.tools.plan import Plan, PlanStep
+if TYPE_CHECKING:
+    from agent_cli.tools.plan import Plan, PlanStep
 
 FULL_STEPS = 5  # a plan up to this long is shown whole; a longer one folds
 STEP_STYLES = {"completed": "$text-muted strike", "in_progress": "bold $accent", "pending": ""}
@@ -29,6 +29,8 @@ MARK_STYLES = {
 
 
 def step_line(step: PlanStep) -> Content:
+    from agent_cli.frontends.plan_text import SYMBOLS  # with the first plan (see render)
+
     return Content.assemble(
         (SYMBOLS[step.status], MARK_STYLES[step.status]), " ", (step.step, STEP_STYLES[step.status])
     )
@@ -57,6 +59,10 @@ class PlanView(Widget, can_focus=True):
         plan = self.plan
         if plan is None:
             return Content("")
+        # The plan's text (~4 ms of imports) comes with the first plan, not before the first
+        # frame: a new conversation has none.
+        from agent_cli.frontends.plan_text import progress
+
         header = Content.styled(progress(plan), "bold")
         current = plan.current
         if self.folded:

@@ -11,12 +11,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rich.cells import cell_len, set_cell_size
 from textual.content import Content
 from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widget import Widget
-
-from agent_cli.frontends.tui.activity import shortened
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPIN_SECONDS = 0.1
@@ -25,6 +24,19 @@ TICK_SECONDS = 1.0  # the elapsed time is redrawn this often (with reduce_motion
 
 def count_text(count: int) -> str:
     return str(count) if count < 1000 else f"{count / 1000:.1f}k"
+
+
+def shortened(text: str, width: int) -> str:
+    """`text` in at most `width` cells, cut with an ellipsis; a quoted command keeps its
+    closing backtick ("running `make che…`")."""
+    if cell_len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    quoted = text.endswith("`") and "`" in text[:-1] and width >= text.index("`") + 3
+    if quoted:  # room for "running `", one character and "…`"
+        return set_cell_size(text[:-1], width - 2).rstrip("…") + "…`"
+    return set_cell_size(text, width - 1) + "…"
 
 
 def elapsed_text(seconds: float) -> str:

@@ -22,20 +22,12 @@ from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.widget import AwaitMount, Widget
 
-from agent_cli.engine.items import (
-    AssistantItem,
-    Item,
-    NoticeItem,
-    SummaryItem,
-    ToolItem,
-    UserItem,
-)
 from agent_cli.frontends.tui.styles import beside, read_styles
-from agent_cli.media import chips
 
 if TYPE_CHECKING:
     from textual.app import App
 
+    from agent_cli.engine.items import AssistantItem, Item
     from agent_cli.frontends.tui.tool_card import ToolCard
 
 PAGE = 50  # items mounted at a time
@@ -54,7 +46,7 @@ VIEW_STYLES = beside(
     "own_command_view.tcss",
 )
 
-Streamed = Callable[[AssistantItem], tuple[str, str, bool]]
+Streamed = Callable[["AssistantItem"], tuple[str, str, bool]]  # the items come later
 
 
 def load_views() -> None:
@@ -73,12 +65,14 @@ def read_view_styles(app: App[object]) -> None:
 
 def make_view(item: Item, streamed: Streamed) -> Widget:
     """The widget for one item (an answer still streaming gets its text so far)."""
-    # The views (Markdown, diffs: ~10 ms of imports) come with the first item, after a new
-    # conversation's first frame, which has none.
+    # The views (Markdown, diffs: ~10 ms of imports) and the items' types (~8 ms) come with
+    # the first item, after a new conversation's first frame, which has none.
+    from agent_cli.engine.items import AssistantItem, NoticeItem, SummaryItem, ToolItem, UserItem
     from agent_cli.frontends.tui.assistant_view import AssistantView
     from agent_cli.frontends.tui.notice_view import NoticeView
     from agent_cli.frontends.tui.tool_card import ToolCard
     from agent_cli.frontends.tui.user_message import UserMessage
+    from agent_cli.media import chips
 
     if isinstance(item, AssistantItem):
         text, reasoning, streaming = streamed(item)

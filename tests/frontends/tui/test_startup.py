@@ -121,6 +121,17 @@ NOT_BEFORE_FIRST_FRAME = (
     "agent_cli.frontends.tui.notice_view",
     "agent_cli.frontends.tui.user_message",
     "agent_cli.lsp.diagnostics",
+    "agent_cli.engine.items",  # the items' types (~8 ms with media and the providers' base):
+    "agent_cli.providers.base",  # with the first item, the feed's first batch
+    "agent_cli.tools.plan",
+    "agent_cli.frontends.plan_text",  # the plan's text: with the first plan
+    "agent_cli.engine.approval",  # a card's request, its form's, a run's activity, a search
+    "agent_cli.engine.elicitation",
+    "agent_cli.tools.mcp_forms",
+    "agent_cli.frontends.tui.activity",
+    "agent_cli.frontends.outcome",
+    "agent_cli.tools.diffs",
+    "agent_cli.frontends.tui.search",
     "pygments.styles",  # the bundled themes' code styles are checked by the tests
     "hashlib",  # OpenSSL (~3 ms): names the input's history file, read at the first Up
     # or send, and an image's file
