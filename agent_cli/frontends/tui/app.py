@@ -37,6 +37,7 @@ from agent_cli.frontends.tui.plan_view import PlanView
 from agent_cli.frontends.tui.prompt_input import PromptInput
 from agent_cli.frontends.tui.search_bar import SearchBar
 from agent_cli.frontends.tui.status_line import StatusLine
+from agent_cli.frontends.tui.styles import beside, read_styles
 from agent_cli.frontends.tui.transcript import Transcript
 from agent_cli.settings import Settings
 
@@ -45,6 +46,7 @@ from agent_cli.settings import Settings
 if TYPE_CHECKING:
     from agent_cli.engine.elicitation import ElicitationRequest
     from agent_cli.engine.items import AssistantItem
+    from agent_cli.engine.pending import PendingMessage
     from agent_cli.engine.session import Session
     from agent_cli.frontends.interactive import Interactive
     from agent_cli.frontends.slash import Command, Reply
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
     from agent_cli.frontends.tui.markdown_render import Palette
     from agent_cli.media import Prompt
     from agent_cli.tools.mcp_forms import ElicitAnswer
+    from agent_cli.tools.plan import Plan
 
 # The most often streamed text reaches the screen: a little under 30 a second, so that
 # with the input's blinking cursor and a run's few frames of its own (its views mounted,
@@ -69,13 +72,15 @@ STYLES = (  # one beside each widget's module; the views' come with them (VIEW_S
     "composer.tcss",
     "prompt_input.tcss",
     "completion_menu.tcss",
-    "search_bar.tcss",
     "status_line.tcss",
     "welcome.tcss",
-    "plan_view.tcss",
-    "pending_view.tcss",
     "image_chips.tcss",
 )
+PLACED_STYLES: dict[type[Widget], str] = {  # read when each is first placed (`_place`)
+    SearchBar: "search_bar.tcss",
+    PlanView: "plan_view.tcss",
+    PendingView: "pending_view.tcss",
+}
 
 
 class AgentApp(App[int]):
@@ -171,12 +176,32 @@ class AgentApp(App[int]):
         return self.interactive.command_list() if self.ready else list(COMMANDS)
 
     def compose(self) -> ComposeResult:
+        # Between the transcript and the composer, the search bar, the plan and the waiting
+        # messages are mounted when they first show (`_place`): hidden, they only cost the
+        # first frame their mount and their styles' parse (~5 ms).
         yield self.transcript
-        yield self.search_bar
-        yield self.plan_view
-        yield self.pending_view
         yield self.composer
         yield self.status
+
+    def _place(self, widget: SearchBar | PlanView | PendingView) -> AwaitMount | None:
+        """Mount `widget` where compose would have: in that order above the composer."""
+        if widget.is_attached:
+            return None
+        order: list[Widget] = [self.search_bar, self.plan_view, self.pending_view]
+        below = [w for w in order[order.index(widget) + 1 :] if w.is_attached]
+        read_styles(self, beside(__file__, PLACED_STYLES[type(widget)]))
+        # Before a widget: into its parent, the main screen, even under a card's screen.
+        return self.mount(widget, before=below[0] if below else self.composer)
+
+    def show_plan(self, plan: Plan | None) -> None:
+        if plan is not None:
+            self._place(self.plan_view)
+        self.plan_view.plan = plan
+
+    def show_pending(self, messages: tuple[PendingMessage, ...]) -> None:
+        if messages:
+            self._place(self.pending_view)
+        self.pending_view.messages = messages
 
     async def on_mount(self) -> None:
         self.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -198,7 +223,7 @@ class AgentApp(App[int]):
         """The session's part of the screen: its status, plan and conversation."""
         self.interactive.questions.answer = self._ask
         self._show_status()
-        self.plan_view.plan = self.session.conversation.plan
+        self.show_plan(self.session.conversation.plan)
         await self.transcript.show(self.session.conversation.items)
         self._welcome()
         for warning in self.interactive.commands.take_warnings():
@@ -462,9 +487,9 @@ class AgentApp(App[int]):
             used = batch.round_usage
             self.status.in_context = used.input_tokens + used.output_tokens
         if batch.plan is not None:
-            self.plan_view.plan = batch.plan
+            self.show_plan(batch.plan)
         if batch.pending is not None:
-            self.pending_view.messages = batch.pending
+            self.show_pending(batch.pending)
         if batch.returned:
             self.composer.put_back(batch.returned)
         for request in batch.approvals:
@@ -631,7 +656,7 @@ class AgentApp(App[int]):
                 self.transcript.add_reply(str(e), "warn")
                 return
             self.composer.sent(text)
-            self.pending_view.messages = self.session.pending.messages  # now, not next frame
+            self.show_pending(self.session.pending.messages)  # now, not next frame
         else:
             self.composer.sent(text)
             self._run(text)
@@ -643,7 +668,7 @@ class AgentApp(App[int]):
         waiting = self.session.pending.messages
         if not waiting or self.session.pending.drop(waiting[-1].id) is None:
             return None
-        self.pending_view.messages = self.session.pending.messages
+        self.show_pending(self.session.pending.messages)
         return waiting[-1].text
 
     def _drop_pending(self) -> bool:
@@ -653,7 +678,7 @@ class AgentApp(App[int]):
         waiting = self.session.pending.messages
         if not waiting or self.session.pending.drop(waiting[-1].id) is None:
             return False
-        self.pending_view.messages = self.session.pending.messages
+        self.show_pending(self.session.pending.messages)
         return True
 
     @work(group="run")
@@ -725,7 +750,7 @@ class AgentApp(App[int]):
             self.session.steer(message)
         except AgentError as e:
             self.transcript.add_reply(str(e), "warn")
-        self.pending_view.messages = self.session.pending.messages
+        self.show_pending(self.session.pending.messages)
 
     def _switched(self, session: Session) -> None:
         """/new or /sessions replaced the session: listen to the new one."""
@@ -755,8 +780,8 @@ class AgentApp(App[int]):
     async def _show_session(self) -> None:
         self._query, self._matches = "", []
         self._show_status()
-        self.plan_view.plan = self.session.conversation.plan
-        self.pending_view.messages = self.session.pending.messages
+        self.show_plan(self.session.conversation.plan)
+        self.show_pending(self.session.pending.messages)
         await self.transcript.show(self.session.conversation.items)
         self._welcome()
 
@@ -888,7 +913,9 @@ class AgentApp(App[int]):
         self.status.hint = "Ctrl+C again to quit"
         self.set_timer(QUIT_SECONDS, lambda: setattr(self.status, "hint", ""))
 
-    def action_search(self) -> None:
+    async def action_search(self) -> None:
+        if (mounting := self._place(self.search_bar)) is not None:
+            await mounting  # the bar mounts its input into itself
         self.search_bar.open()
 
     def action_edit_input(self) -> None:

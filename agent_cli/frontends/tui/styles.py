@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -21,7 +21,7 @@ def beside(module_file: str, *names: str) -> tuple[str, ...]:
     return tuple(str(folder / name) for name in names)
 
 
-def read_styles(app: App[object], paths: Sequence[str]) -> None:
+def read_styles(app: App[Any], paths: Sequence[str]) -> None:
     """Read `paths` into the app's stylesheet unless they are in it (each set read once)."""
     sheet = app.stylesheet
     if sheet.has_source(paths[0]):

@@ -161,9 +161,11 @@ def test_the_waiting_messages_above_the_input(snap_compare, workspace: Path):
     app = short_conversation_app(workspace, "agent-dark")
 
     async def show_two(pilot) -> None:
-        app.pending_view.messages = (
-            PendingMessage("p1", "also run the linter on src/", "steer"),
-            PendingMessage("p2", "then update the changelog\nwith the new flag", "queue"),
+        app.show_pending(
+            (
+                PendingMessage("p1", "also run the linter on src/", "steer"),
+                PendingMessage("p2", "then update the changelog\nwith the new flag", "queue"),
+            )
         )
         await steady_cursor(pilot)
 

@@ -419,3 +419,60 @@ async def test_the_search_bar_mounts_its_input_at_the_first_ctrl_f(settings: Set
         await until(pilot, lambda: app.focused is app.search_bar.input)
         await pilot.press("x")
         assert app.search_bar.input.value == "x"
+
+
+async def test_the_bar_the_plan_and_the_waiting_messages_mount_where_they_first_show(
+    settings: Settings,
+):
+    """None of them is in the first frame; each mounts when it first has something to show,
+    above the input in compose's order, styled by its stylesheet read then, and on the
+    main screen even while a card (a screen of its own) covers it."""
+    from textual.screen import ModalScreen
+
+    from agent_cli.engine.pending import PendingMessage
+    from agent_cli.frontends.tui import app as app_module
+    from agent_cli.frontends.tui.styles import beside
+    from agent_cli.tools.plan import Plan, PlanStep
+
+    async def never() -> Interactive:
+        await asyncio.Event().wait()
+        raise AssertionError("never opened")
+
+    app = AgentApp(None, settings, opening=never)
+    placed = (app.search_bar, app.plan_view, app.pending_view)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert not any(widget.is_attached for widget in placed)
+        styles = beside(app_module.__file__, *app_module.PLACED_STYLES.values())
+        assert not any(app.stylesheet.has_source(path) for path in styles)
+        main = app.screen
+        app.show_plan(None)
+        app.show_pending(())
+        assert not any(widget.is_attached for widget in placed), "nothing to show, no mount"
+
+        await app.push_screen(ModalScreen())  # stands for an approval card
+        app.show_pending((PendingMessage("p1", "also run the linter", "steer"),))
+        app.show_plan(Plan((PlanStep("Change greet()", "in_progress"),)))
+        await pilot.pause()
+        app.pop_screen()
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: app.focused is app.search_bar.input)
+        await until(pilot, lambda: all(widget.region.height for widget in placed))
+
+        assert all(widget.screen is main for widget in placed)
+        order = [type(child).__name__ for child in main.children]
+        assert order == [
+            "Transcript",
+            "SearchBar",
+            "PlanView",
+            "PendingView",
+            "Composer",
+            "StatusLine",
+        ], order
+        regions = [app.transcript.region, *(w.region for w in placed), app.composer.region]
+        assert all(r.height > 0 for r in regions)
+        assert [r.y for r in regions] == sorted(r.y for r in regions), "top to bottom"
+        assert all(app.stylesheet.has_source(path) for path in styles)
+        assert app.plan_view.styles.max_height is not None
+        assert app.plan_view.styles.max_height.value == 12  # plan_view.tcss's
+        assert app.pending_view.styles.border_left[0] == "outer"  # pending_view.tcss's
