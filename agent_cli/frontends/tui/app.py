@@ -71,10 +71,8 @@ STYLES = (  # one beside each widget's module; the views' come with them (VIEW_S
     "app.tcss",
     "composer.tcss",
     "prompt_input.tcss",
-    "completion_menu.tcss",
     "status_line.tcss",
     "welcome.tcss",
-    "image_chips.tcss",
 )
 PLACED_STYLES: dict[type[Widget], str] = {  # read when each is first placed (`_place`)
     SearchBar: "search_bar.tcss",

@@ -17,32 +17,38 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import OptionList, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from agent_cli.errors import ClipboardError, ImageError
-from agent_cli.frontends.clipboard import clipboard_image, image_from_paste
-from agent_cli.frontends.slash import COMMANDS, Command
-from agent_cli.frontends.tui.completion import (
-    Token,
-    command_candidates,
-    mention_candidates,
-    token_at,
-    walk_files,
-)
-from agent_cli.frontends.tui.completion_menu import CompletionMenu
 from agent_cli.frontends.tui.history import History
-from agent_cli.frontends.tui.image_chips import ImageChips
 from agent_cli.frontends.tui.prompt_input import PromptInput
-from agent_cli.media import Image
+from agent_cli.frontends.tui.styles import beside, read_styles
 
 if TYPE_CHECKING:
+    from textual.widgets import OptionList
+
     from agent_cli.engine.resources import ResourceSource
+    from agent_cli.frontends.slash import Command
+    from agent_cli.frontends.tui.completion import Candidate, Token
+    from agent_cli.frontends.tui.completion_menu import CompletionMenu
+    from agent_cli.frontends.tui.image_chips import ImageChips
+    from agent_cli.media import Image
 
 PROMPT_MARKER = "›"
+# Read with the menu's and the chips' first mount (styles.py), not before the first frame.
+MENU_STYLES = beside(__file__, "completion_menu.tcss")
+CHIPS_STYLES = beside(__file__, "image_chips.tcss")
 
 
 def _nothing() -> None:
     return None
+
+
+def _built_in_commands() -> Sequence[Command]:
+    # the slash commands' list, with the first "/": not before the first frame
+    from agent_cli.frontends.slash import COMMANDS
+
+    return COMMANDS
 
 
 class Composer(Vertical):
@@ -62,7 +68,7 @@ class Composer(Vertical):
         *,
         recall: Callable[[], str | None] = _nothing,
         drop: Callable[[], object] = _nothing,
-        commands: Callable[[], Sequence[Command]] = lambda: COMMANDS,
+        commands: Callable[[], Sequence[Command]] = _built_in_commands,
         resources: ResourceSource | None = None,
     ) -> None:
         super().__init__()
@@ -73,8 +79,8 @@ class Composer(Vertical):
         self.workspace = workspace
         self._history_of = history  # made when first used: its file is read after the start
         self._history: History | None = None
-        self.menu = CompletionMenu()
-        self.chips = ImageChips()  # the images going with the next message
+        self._menu: CompletionMenu | None = None  # mounted at the first completion shown
+        self._chips: ImageChips | None = None  # mounted at the first image
         self.input = PromptInput(id="prompt")
         self.files: list[str] | None = None  # the workspace's files, walked on the first "@"
         self._token: Token | None = None
@@ -83,11 +89,44 @@ class Composer(Vertical):
         self._listing = False  # the resources are being listed again
 
     def compose(self) -> ComposeResult:
-        yield self.menu
-        yield self.chips
+        # The menu and the chips, above the prompt row, are mounted when first shown.
         with Horizontal(id="prompt-row"):
             yield Static(PROMPT_MARKER, id="prompt-marker")  # left of the first line only
             yield self.input
+
+    @property
+    def menu(self) -> CompletionMenu:
+        """The completion menu, made and mounted (at the top) at the first completion shown:
+        hidden until then, the first frame goes out without it (its mount, its styles)."""
+        if self._menu is None:
+            from agent_cli.frontends.tui.completion_menu import CompletionMenu
+
+            self._menu = CompletionMenu()
+            read_styles(self.app, MENU_STYLES)
+            self.mount(self._menu, before=0)
+        return self._menu
+
+    @property
+    def chips(self) -> ImageChips:
+        """The image chips, made and mounted (just above the prompt row) at the first image,
+        as the menu is."""
+        if self._chips is None:
+            from agent_cli.frontends.tui.image_chips import ImageChips
+
+            self._chips = ImageChips()
+            read_styles(self.app, CHIPS_STYLES)
+            self.mount(self._chips, before="#prompt-row")
+        return self._chips
+
+    @property
+    def images(self) -> tuple[Image, ...]:
+        """The images going with the next message (the chips'; none before the first)."""
+        return self._chips.images if self._chips is not None else ()
+
+    @images.setter
+    def images(self, images: tuple[Image, ...]) -> None:
+        if images or self._chips is not None:  # no chips mounted just to clear them
+            self.chips.images = images
 
     def focus_input(self) -> None:
         self.input.focus()
@@ -95,7 +134,7 @@ class Composer(Vertical):
     def sent(self, text: str) -> None:
         """The app took the text: remember it and empty the box."""
         self.history.add(text)
-        self.chips.images = ()
+        self.images = ()
         self.input.set_text("")
         self._last = None
         self._close()
@@ -125,13 +164,13 @@ class Composer(Vertical):
     @on(PromptInput.Submitted)
     def _submitted(self, event: PromptInput.Submitted) -> None:
         event.stop()
-        if event.text.strip() or self.chips.images:
-            self.post_message(self.Send(event.text.strip(), images=self.chips.images))
+        if event.text.strip() or self.images:
+            self.post_message(self.Send(event.text.strip(), images=self.images))
 
     @on(PromptInput.Queued)
     def _queued(self, event: PromptInput.Queued) -> None:
         event.stop()
-        self.post_message(self.Send(event.text.strip(), queue=True, images=self.chips.images))
+        self.post_message(self.Send(event.text.strip(), queue=True, images=self.images))
 
     @on(PromptInput.EmptyEscape)
     def _escaped(self, event: PromptInput.EmptyEscape) -> None:
@@ -146,14 +185,16 @@ class Composer(Vertical):
     # -- images --------------------------------------------------------------------
 
     def add_image(self, image: Image) -> None:
-        if image not in self.chips.images:
-            self.chips.images = (*self.chips.images, image)
+        if image not in self.images:
+            self.images = (*self.images, image)
 
     @on(PromptInput.ImagePasted)
     @work(group="images")
     async def _pasted_image(self, event: PromptInput.ImagePasted) -> None:
         """A pasted image path or data: a chip; one that cannot be taken goes in as text."""
         event.stop()
+        from agent_cli.frontends.clipboard import image_from_paste  # at the first paste of one
+
         try:
             image = await asyncio.to_thread(image_from_paste, event.text)
         except ImageError as e:
@@ -170,6 +211,8 @@ class Composer(Vertical):
         """Ctrl+V: the clipboard's image as a chip; else the app's own copied text, as a
         text field's Ctrl+V does; else why there is nothing to paste."""
         event.stop()
+        from agent_cli.frontends.clipboard import clipboard_image  # at the first Ctrl+V
+
         try:
             self.add_image(await clipboard_image())
         except (ClipboardError, ImageError) as e:
@@ -181,13 +224,12 @@ class Composer(Vertical):
     @on(PromptInput.EmptyBackspace)
     def _backspace(self, event: PromptInput.EmptyBackspace) -> None:
         event.stop()
-        self.chips.images = self.chips.images[:-1]
+        self.images = self.images[:-1]
 
-    @on(ImageChips.Removed)
-    def _chip_removed(self, event: ImageChips.Removed) -> None:
+    def on_image_chips_removed(self, event: ImageChips.Removed) -> None:
         event.stop()
-        images = self.chips.images
-        self.chips.images = images[: event.index] + images[event.index + 1 :]
+        images = self.images
+        self.images = images[: event.index] + images[event.index + 1 :]
         self.input.focus()
 
     # -- completion ----------------------------------------------------------------
@@ -199,6 +241,13 @@ class Composer(Vertical):
 
     def _complete(self) -> None:
         """Open, update or close the menu for the token before the cursor."""
+        # What completes, at the first "/" or "@": not before the first frame.
+        from agent_cli.frontends.tui.completion import (
+            command_candidates,
+            mention_candidates,
+            token_at,
+        )
+
         if self.input.text == self._recalled:
             self._close()  # Up and Down keep walking the history
             return
@@ -224,11 +273,19 @@ class Composer(Vertical):
             candidates = mention_candidates(token.query, self.files, listed)
             if ":" in token.query:  # `@server:`: listed again if a server said they changed
                 self._list_resources()
+        self._show(candidates)
+
+    def _show(self, candidates: list[Candidate]) -> None:
+        if not candidates:
+            self._close()  # none: no menu mounted just to stay hidden
+            return
         self.menu.show(candidates)
-        self.input.completing = bool(candidates)
+        self.input.completing = True
 
     @work(exclusive=True, group="files")
     async def _walk_files(self) -> None:
+        from agent_cli.frontends.tui.completion import walk_files
+
         self.files = await asyncio.to_thread(walk_files, self.workspace)
         self.relisted()
 
@@ -252,8 +309,12 @@ class Composer(Vertical):
         self._complete()
 
     def _close(self) -> None:
-        self.menu.hide()
+        if self._menu is not None:  # never shown: nothing to hide
+            self._menu.hide()
         self.input.completing = False
+
+    def _chosen(self) -> Candidate | None:
+        return self._menu.chosen() if self._menu is not None else None
 
     @on(PromptInput.MenuKey)
     def _menu_key(self, event: PromptInput.MenuKey) -> None:
@@ -267,8 +328,7 @@ class Composer(Vertical):
         else:
             self._close()
 
-    @on(OptionList.OptionSelected)
-    def _clicked(self, event: OptionList.OptionSelected) -> None:
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.menu.highlighted = event.option_index
         self._accept()
@@ -277,7 +337,7 @@ class Composer(Vertical):
     def _enter(self) -> None:
         """Enter in the menu: a file is completed; a command is completed and, if it
         needs no argument (or was typed out already), run."""
-        candidate, token = self.menu.chosen(), self._token
+        candidate, token = self._chosen(), self._token
         if token is None or candidate is None or token.kind != "command":
             self._accept()
             return
@@ -290,7 +350,7 @@ class Composer(Vertical):
             self.post_message(self.Send(self.input.text.strip()))
 
     def _accept(self) -> None:
-        candidate, token = self.menu.chosen(), self._token
+        candidate, token = self._chosen(), self._token
         self._close()
         if candidate is None or token is None:
             return

@@ -21,7 +21,6 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
-from agent_cli.frontends.clipboard import looks_like_image
 from agent_cli.frontends.tui.pasted import Pastes
 
 NEWLINE_KEYS = ("shift+enter", "ctrl+j")
@@ -166,6 +165,8 @@ class PromptInput(TextArea):
         one as it is."""
         event.stop()
         event.prevent_default()
+        from agent_cli.frontends.clipboard import looks_like_image  # at the first paste
+
         if looks_like_image(event.text):
             self.post_message(self.ImagePasted(event.text))
         elif not self.read_only:

@@ -132,6 +132,13 @@ NOT_BEFORE_FIRST_FRAME = (
     "agent_cli.frontends.outcome",
     "agent_cli.tools.diffs",
     "agent_cli.frontends.tui.search",
+    "agent_cli.frontends.slash",  # the composer's: what completes, with the first "/" or "@"
+    "agent_cli.frontends.tui.completion",
+    "agent_cli.frontends.resource_completion",
+    "agent_cli.frontends.tui.completion_menu",
+    "agent_cli.frontends.tui.image_chips",  # the images' chips and the clipboard, with the
+    "agent_cli.frontends.clipboard",  # first paste
+    "agent_cli.media",
     "pygments.styles",  # the bundled themes' code styles are checked by the tests
     "hashlib",  # OpenSSL (~3 ms): names the input's history file, read at the first Up
     # or send, and an image's file
@@ -476,3 +483,52 @@ async def test_the_bar_the_plan_and_the_waiting_messages_mount_where_they_first_
         assert app.plan_view.styles.max_height is not None
         assert app.plan_view.styles.max_height.value == 12  # plan_view.tcss's
         assert app.pending_view.styles.border_left[0] == "outer"  # pending_view.tcss's
+
+
+async def test_the_composer_mounts_its_menu_and_its_chips_when_first_shown(
+    app: AgentApp, fake: FakeOpenAI, tmp_path: Path
+):
+    """Hidden until then: the first frame goes out without them (their mounts, the menu's
+    OptionList styles, their stylesheets); once shown they sit above the prompt row, in the
+    order they had when both were mounted at the start, styled by their stylesheets."""
+    from textual import events
+    from textual.widgets import OptionList
+
+    from agent_cli.frontends.tui.completion_menu import CompletionMenu
+    from agent_cli.frontends.tui.composer import CHIPS_STYLES, MENU_STYLES
+    from agent_cli.frontends.tui.image_chips import ImageChips
+    from tests.support.images import png
+
+    shot = tmp_path / "shot.png"
+    shot.write_bytes(png(40, 30))
+    fake.add(text("Hello."))
+    composer = app.composer
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        mounted = (CompletionMenu, ImageChips, OptionList)
+        assert not [w for w in composer.walk_children() if isinstance(w, mounted)]
+        await pilot.press("a", "backspace")  # a menu closed and the chips emptied, as sent
+        await send(pilot, app, "hi")
+        await settle(pilot, app)
+        assert not [w for w in composer.walk_children() if isinstance(w, mounted)]
+        assert not any(app.stylesheet.has_source(path) for path in MENU_STYLES + CHIPS_STYLES)
+        row = composer.query_one("#prompt-row")
+
+        await pilot.press("/", "t", "h")
+        menu = composer.query_one(CompletionMenu)
+        await until(pilot, lambda: menu.display and menu.region.height > 0)
+        assert menu.region.bottom <= row.region.y, "above the input"
+        assert menu.styles.max_height is not None and menu.styles.max_height.value == 9
+        await pilot.press("tab")
+        assert composer.input.text == "/theme "
+        assert not menu.display and not composer.input.completing
+
+        composer.input.set_text("")
+        app.post_message(events.Paste(str(shot)))  # read in a thread, then a chip
+        await until(pilot, lambda: bool(composer.query(ImageChips)))
+        chips = composer.query_one(ImageChips)
+        await until(pilot, lambda: chips.display and chips.region.height > 0)
+        assert chips.region.bottom <= row.region.y, "above the input"
+        assert chips.styles.border_left[0] == "outer"
+        assert list(composer.children) == [menu, chips, row]
+        assert "[image shot.png 40×30] ✕" in str(chips.render())
