@@ -913,7 +913,7 @@ class AgentApp(App[int]):
 
     async def action_search(self) -> None:
         if (mounting := self._place(self.search_bar)) is not None:
-            await mounting  # the bar mounts its input into itself
+            await mounting  # its Input, focused next, is mounted with it
         self.search_bar.open()
 
     def action_edit_input(self) -> None:

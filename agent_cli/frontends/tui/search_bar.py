@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Static
-
-if TYPE_CHECKING:
-    from textual.widgets import Input
+from textual.widgets import Input, Static
 
 
 class SearchBar(Horizontal):
@@ -34,27 +31,18 @@ class SearchBar(Horizontal):
 
     def __init__(self) -> None:
         super().__init__()
-        self._input: Input | None = None
+        # The app mounts the bar at the first Ctrl+F (AgentApp._place), so the first frame
+        # goes out without it and its Input (their mounts, the Input's styles' parse).
+        self.input = Input(placeholder="search the conversation", id="search-input")
         self.count = Static("", id="search-count")
         self.display = False
 
-    @property
-    def input(self) -> Input:
-        """Made and mounted at the first Ctrl+F: the bar is hidden until then, and the first
-        frame goes out without the Input (its mount, and its default styles' parse)."""
-        if self._input is None:
-            from textual.widgets import Input
-
-            self._input = Input(placeholder="search the conversation", id="search-input")
-        return self._input
-
     def compose(self) -> ComposeResult:
+        yield self.input
         yield self.count
 
     def open(self) -> None:
         self.display = True
-        if not self.input.is_attached:
-            self.mount(self.input, before=self.count)
         self.input.focus()
 
     def action_close(self) -> None:
