@@ -448,7 +448,7 @@ async def test_the_bar_the_plan_and_the_waiting_messages_mount_where_they_first_
     app = AgentApp(None, settings, opening=never)
     placed = (app.search_bar, app.plan_view, app.pending_view)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await until(pilot, lambda: app.composer.input.region.height > 0)  # laid out: mounted
         assert not any(widget.is_attached for widget in placed)
         styles = beside(app_module.__file__, *app_module.PLACED_STYLES.values())
         assert not any(app.stylesheet.has_source(path) for path in styles)
@@ -460,7 +460,7 @@ async def test_the_bar_the_plan_and_the_waiting_messages_mount_where_they_first_
         await app.push_screen(ModalScreen())  # stands for an approval card
         app.show_pending((PendingMessage("p1", "also run the linter", "steer"),))
         app.show_plan(Plan((PlanStep("Change greet()", "in_progress"),)))
-        await pilot.pause()
+        await until(pilot, lambda: app.plan_view.is_mounted and app.pending_view.is_mounted)
         app.pop_screen()
         await pilot.press("ctrl+f")
         await until(pilot, lambda: app.focused is app.search_bar.input)
@@ -504,7 +504,7 @@ async def test_the_composer_mounts_its_menu_and_its_chips_when_first_shown(
     fake.add(text("Hello."))
     composer = app.composer
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await until(pilot, lambda: composer.input.region.height > 0)  # laid out: mounted
         mounted = (CompletionMenu, ImageChips, OptionList)
         assert not [w for w in composer.walk_children() if isinstance(w, mounted)]
         await pilot.press("a", "backspace")  # a menu closed and the chips emptied, as sent
