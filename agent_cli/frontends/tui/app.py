@@ -135,6 +135,7 @@ class AgentApp(App[int]):
             self.animation_level = "none"
         self.approvals = ApprovalQueue(self, self._set_mode, self._waiting_changed)
         self._forms: list[FormCard] = []  # the MCP servers' form cards open
+        self._themes_read: set[str] | None = None  # the themes read before the first frame
         self.theme_problems = self._load_themes()
         self._unsubscribe: Callable[[], None] = lambda: None
         if interactive is not None:
@@ -243,6 +244,7 @@ class AgentApp(App[int]):
     def on_ready(self) -> None:
         """The first frame is out: now what it did not need (their threads and round trips
         would only have delayed it); the status line fills in as they come."""
+        self.load_other_themes()
         if self.ready:
             self._after_first_frame()
         else:
@@ -316,11 +318,27 @@ class AgentApp(App[int]):
     # -- themes ----------------------------------------------------------------------
 
     def _load_themes(self) -> list[str]:
-        loaded = themes.load_themes()
+        """The user's themes (any may be the one chosen, and a broken one is said at once)
+        and, of the bundled ones, those the app may start in; the others after the first
+        frame (`load_other_themes`)."""
+        candidates = themes.theme_candidates(self.settings.theme)
+        loaded = themes.load_themes(bundled_wanted=candidates.__contains__)
         for theme in loaded.themes.values():
             self.register_theme(theme)
-        self._start_theme(themes.choose_theme(self.settings.theme, self.available_themes))
+        self._themes_read = {*candidates, *loaded.themes}
+        self._start_theme(themes.first_available(candidates, self.available_themes))
         return loaded.problems
+
+    def load_other_themes(self) -> None:
+        """The bundled themes not read before the first frame (once; `/theme` lists them)."""
+        if self._themes_read is None:
+            return
+        read, self._themes_read = self._themes_read, None  # a user's own theme stays theirs
+        loaded = themes.load_themes([themes.bundled_dir()], lambda name: name not in read)
+        for theme in loaded.themes.values():
+            self.register_theme(theme)
+        for problem in loaded.problems:
+            self.transcript.add_reply(problem, "warn")
 
     def _start_theme(self, name: str) -> None:
         """Start in `name` as `self.theme = name` would, without its watcher's refresh: that
@@ -342,6 +360,7 @@ class AgentApp(App[int]):
     def switch_theme(self, name: str) -> Reply:
         from agent_cli.frontends.slash import Reply
 
+        self.load_other_themes()
         if not name:
             ours = [n for n in self.available_themes if n.startswith("agent-")]
             others = sorted(n for n in self.available_themes if n not in ours)
@@ -787,6 +806,8 @@ class AgentApp(App[int]):
         """The picker a reply asked for (pickers.py); False when there is nothing to pick."""
         from agent_cli.frontends.tui import pickers
 
+        if action == "pick_theme":
+            self.load_other_themes()
         made = await pickers.build(action, self.interactive, self)
         if made is None:
             return False

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,8 +76,14 @@ def user_dir() -> Path:
     return paths.config_dir() / "themes"
 
 
-def load_themes(folders: list[Path | None] | None = None) -> LoadedThemes:
-    """Every theme of these folders (default: the bundled ones, then the user's)."""
+def load_themes(
+    folders: list[Path | None] | None = None, bundled_wanted: Callable[[str], bool] | None = None
+) -> LoadedThemes:
+    """Every theme of these folders (default: the bundled ones, then the user's).
+
+    `bundled_wanted`: which of the bundled files to read, by name (each is `NAME.toml`).
+    The TUI's first frame needs only the theme it starts in; the others are read after it.
+    """
     bundled = bundled_dir()
     if folders is None:
         folders = [bundled, user_dir()]
@@ -87,7 +94,10 @@ def load_themes(folders: list[Path | None] | None = None) -> LoadedThemes:
         # The bundled files' Pygments styles are checked by the tests, not at each start:
         # asking Pygments costs ~3 ms before the TUI's first frame (its code blocks come later).
         check_syntax = folder != bundled
-        for path in sorted(folder.glob("*.toml")):
+        files = sorted(folder.glob("*.toml"))
+        if folder == bundled and bundled_wanted is not None:
+            files = [path for path in files if bundled_wanted(path.stem)]
+        for path in files:
             try:
                 theme, syntax = parse_theme_file(path, check_syntax=check_syntax)
             except ThemeFileError as e:
@@ -97,6 +107,8 @@ def load_themes(folders: list[Path | None] | None = None) -> LoadedThemes:
             loaded.origin[theme.name] = path
             if syntax:
                 CODE_THEMES[theme.name] = syntax
+            else:  # a user's theme replacing ours replaces its style too
+                CODE_THEMES.pop(theme.name, None)
     return loaded
 
 
@@ -182,20 +194,27 @@ def prefs_file() -> Path:
 
 
 def choose_theme(configured: str, available: dict[str, Theme]) -> str:
-    """The theme to start with.
+    """The theme to start with: the first of `theme_candidates` there is."""
+    return first_available(theme_candidates(configured), available)
+
+
+def theme_candidates(configured: str) -> list[str]:
+    """The themes to start with, best first.
 
     The last `/theme` choice wins, unless the config's `theme` changed since it
-    was made (then the person edited the config on purpose, and that wins).
+    was made (then the person edited the config on purpose, and that wins); then
+    the configured theme, then ours, then Textual's.
     """
     prefs = _read_prefs()
     chosen = prefs.get("theme")
     if configured and configured != prefs.get("config_theme"):
         chosen = configured
-    if isinstance(chosen, str) and chosen in available:
-        return chosen
-    if configured in available:
-        return configured
-    return DEFAULT_DARK if DEFAULT_DARK in available else "textual-dark"
+    named = [name for name in (chosen, configured) if isinstance(name, str) and name]
+    return [*named, DEFAULT_DARK, "textual-dark"]
+
+
+def first_available(candidates: list[str], available: dict[str, Theme]) -> str:
+    return next((name for name in candidates if name in available), "textual-dark")
 
 
 def remember_theme(name: str, configured: str) -> None:

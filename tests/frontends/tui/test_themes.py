@@ -106,3 +106,66 @@ def test_a_changed_config_theme_wins_over_the_remembered_choice():
     themes.remember_theme("agent-ember", configured="agent-paper")
     assert themes.choose_theme("agent-paper", available) == "agent-ember"
     assert themes.choose_theme("no-such-theme", available) == "agent-dark"
+
+
+def bundled_names() -> set[str]:
+    folder = themes.bundled_dir()
+    assert folder is not None
+    return {path.stem for path in folder.glob("*.toml")}
+
+
+def test_each_bundled_file_is_named_after_its_theme():
+    # Before its first frame the app reads only the bundled files it may start in, by name.
+    folder = themes.bundled_dir()
+    assert folder is not None
+    for path in folder.glob("*.toml"):
+        assert themes.parse_theme_file(path)[0].name == path.stem
+
+
+async def test_only_the_theme_it_starts_in_is_read_before_the_first_frame(
+    interactive: Interactive, settings: Settings
+):
+    themes.remember_theme("agent-nord", configured="")
+    app = AgentApp(interactive, settings)
+
+    def ours() -> set[str]:
+        return {name for name in app.available_themes if name.startswith("agent-")}
+
+    # The remembered choice, and ours should its file be gone; not the other three.
+    assert ours() == {"agent-nord", "agent-dark"} and app.theme == "agent-nord"
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: ours() == bundled_names())  # once the first frame is out
+        assert app.theme == "agent-nord"
+        app.load_other_themes()  # once only: nothing read twice
+        assert ours() == bundled_names()
+
+
+async def test_a_user_theme_replacing_a_bundled_one_stays_after_the_first_frame(
+    interactive: Interactive, settings: Settings
+):
+    folder = paths.config_dir() / "themes"
+    folder.mkdir(parents=True)
+    (folder / "warm.toml").write_text(  # named as ours, in a file of another name
+        'name = "agent-ember"\ndark = true\nprimary = "#123456"\n'
+    )
+    themes.load_themes([themes.bundled_dir()])  # as another app of this process did
+    assert themes.CODE_THEMES["agent-ember"] == "gruvbox-dark"
+    app = AgentApp(interactive, settings)
+    assert app.available_themes["agent-ember"].primary == "#123456"
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "agent-nord" in app.available_themes)
+        assert app.available_themes["agent-ember"].primary == "#123456"
+        assert "agent-ember" not in themes.CODE_THEMES  # nor the style of the one it replaced
+        await send(pilot, app, "/theme agent-ember")
+        await until(pilot, lambda: app.theme == "agent-ember")
+        assert app.current_theme.primary == "#123456"
+
+
+async def test_theme_lists_every_theme_even_before_the_rest_were_read(
+    interactive: Interactive, settings: Settings
+):
+    app = AgentApp(interactive, settings)
+    assert "agent-paper" not in app.available_themes
+    reply = app.switch_theme("")  # what `/theme NAME` and its listing ask first
+    assert "`agent-paper`" in reply.text and "`agent-nord`" in reply.text
+    assert app.switch_theme("agent-paper").level != "warn"
