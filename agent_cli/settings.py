@@ -132,6 +132,8 @@ _PROJECT_FORBIDDEN = ("mode", "providers", "rules.allow", "agents", "subagents")
 
 @dataclass(frozen=True)
 class ProviderSettings:
+    """A provider entry as the config and the presets make it, with its key."""
+
     name: str
     kind: str
     base_url: str
@@ -189,6 +191,8 @@ class Flags:
 
 @dataclass(frozen=True)
 class Settings:
+    """Everything the files, the environment and the flags say, checked."""
+
     workspace: Path
     provider: ProviderSettings | None
     model: str = ""  # empty: the server's first model
@@ -445,6 +449,8 @@ def known_providers(environ: Mapping[str, str] | None = None) -> list[ProviderEn
 
 @dataclass
 class _Layer:
+    """What one config file says, checked, before the layers are merged."""
+
     path: Path
     values: dict[str, Any] = field(default_factory=dict)
     providers: dict[str, ProviderSettings] = field(default_factory=dict)

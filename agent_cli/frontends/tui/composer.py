@@ -57,6 +57,8 @@ class Composer(Vertical):
 
     @dataclass
     class Send(Message):
+        """A message to send, with its images."""
+
         text: str
         queue: bool = False  # Tab: after the run, not into it
         images: tuple[Image, ...] = ()  # the chips above the input

@@ -46,6 +46,8 @@ class PromptInput(TextArea):
 
     @dataclass
     class Submitted(Message):
+        """Enter: send the text."""
+
         text: str
 
     @dataclass
@@ -71,6 +73,8 @@ class PromptInput(TextArea):
 
     @dataclass
     class HistoryWalk(Message):
+        """Up or Down at the input's first or last line: an older or newer message."""
+
         step: int  # -1 older, +1 newer
 
     @dataclass
@@ -81,6 +85,8 @@ class PromptInput(TextArea):
 
     @dataclass
     class MenuKey(Message):
+        """A key for the completion menu while it shows."""
+
         key: str  # "up", "down", "accept" (Tab), "enter" or "close"
 
     def __init__(self, *, id: str | None = None) -> None:

@@ -23,6 +23,8 @@ class SearchBar(Horizontal):
 
     @dataclass
     class Find(Message):
+        """Find the query's next match, older or newer."""
+
         query: str
         step: int  # -1 older, +1 newer
 

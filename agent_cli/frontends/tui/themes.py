@@ -63,6 +63,8 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class LoadedThemes:
+    """The themes of some folders, and why the files skipped were."""
+
     themes: dict[str, Theme] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # one sentence per skipped file
     origin: dict[str, Path] = field(default_factory=dict)
