@@ -39,7 +39,9 @@ and shuffled, medians; the fake server of tests/support serves the model):
 3. **Start-up.** The real `agent` on a pseudo-terminal (120x40) until its
    status line is on screen, vs `python -c "import textual.app"` to its exit
    and vs a one-widget Textual app to its first paint on a pseudo-terminal
-   (the two in a shuffled order each round). Goal <= 1.3x the one-widget app.
+   (in a shuffled order each round). Goal <= 1.3x the one-widget app.
+   For information, the one-widget app with a focused TextArea beside it (the
+   prompt's widget): what Textual's input costs before anything of ours.
 
 Exits 0 whatever the results.
 """
@@ -109,6 +111,13 @@ QUIET_SECONDS = 0.15  # no frame for this long after the run: the screen is fina
 MINIMAL_APP = (
     "from textual.app import App\nfrom textual.widgets import Static\n"
     "class A(App):\n    def compose(self):\n        yield Static('idle')\nA().run()\n"
+)
+# The same with a focused TextArea, the widget the prompt is: what the input alone costs.
+TEXT_AREA_APP = (
+    "from textual.app import App\nfrom textual.widgets import Static, TextArea\n"
+    "class A(App):\n    def compose(self):\n"
+    "        yield TextArea()\n        yield Static('idle')\n"
+    "    def on_mount(self):\n        self.query_one(TextArea).focus()\nA().run()\n"
 )
 
 
@@ -328,9 +337,14 @@ def store_long_conversation(data_home: Path, workspace: Path, count: int) -> str
 
 
 def startup_rounds(rounds: int, agent: list[str], cwd: Path, env: dict[str, str]) -> dict:
-    """`agent` and a one-widget Textual app on a pseudo-terminal, to their first paint."""
-    results: dict = {"agent": [], "minimal": [], "errors": []}
-    commands = {"agent": agent, "minimal": python("-c", MINIMAL_APP)}
+    """`agent`, a one-widget Textual app and one with a TextArea on a pseudo-terminal,
+    to their first paint."""
+    results: dict = {"agent": [], "minimal": [], "text area": [], "errors": []}
+    commands = {
+        "agent": agent,
+        "minimal": python("-c", MINIMAL_APP),
+        "text area": python("-c", TEXT_AREA_APP),
+    }
     for round_ in range(rounds + 1):  # round 0 is a warm-up
         for name in random.sample(list(commands), len(commands)):  # neither always first
             argv = commands[name]
@@ -520,6 +534,12 @@ def startup_rows(jobs: dict[str, Job], startup: dict) -> list[Row]:
     return [
         ratio_row(label, painted, _t(jobs, "import textual.app"), None),
         ratio_row(minimal_label, painted, median(startup["minimal"]), STARTUP_GOAL),
+        ratio_row(
+            "  of which a TextArea (the input's widget): one-TextArea app vs minimal",
+            median(startup["text area"]),
+            median(startup["minimal"]),
+            None,
+        ),
     ]
 
 
