@@ -63,7 +63,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class LoadedThemes:
-    """The themes of some folders, and why the files skipped were."""
+    """The themes of some folders, and a sentence for each file skipped."""
 
     themes: dict[str, Theme] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # one sentence per skipped file
