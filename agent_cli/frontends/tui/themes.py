@@ -195,11 +195,6 @@ def prefs_file() -> Path:
     return paths.data_dir() / "tui.json"
 
 
-def choose_theme(configured: str, available: dict[str, Theme]) -> str:
-    """The theme to start with: the first of `theme_candidates` there is."""
-    return first_available(theme_candidates(configured), available)
-
-
 def theme_candidates(configured: str) -> list[str]:
     """The themes to start with, best first.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from textual.theme import Theme
 from textual.widgets import OptionList
 
 from agent_cli import paths
@@ -97,15 +98,19 @@ async def test_theme_command_switches_and_the_choice_is_kept(
         assert again.theme == "agent-light"
 
 
+def chosen(configured: str, available: dict[str, Theme]) -> str:
+    return themes.first_available(themes.theme_candidates(configured), available)
+
+
 def test_a_changed_config_theme_wins_over_the_remembered_choice():
     available = themes.load_themes([themes.bundled_dir()]).themes
-    assert themes.choose_theme("", available) == "agent-dark"
+    assert chosen("", available) == "agent-dark"
     themes.remember_theme("agent-nord", configured="")
-    assert themes.choose_theme("", available) == "agent-nord"
-    assert themes.choose_theme("agent-paper", available) == "agent-paper"
+    assert chosen("", available) == "agent-nord"
+    assert chosen("agent-paper", available) == "agent-paper"
     themes.remember_theme("agent-ember", configured="agent-paper")
-    assert themes.choose_theme("agent-paper", available) == "agent-ember"
-    assert themes.choose_theme("no-such-theme", available) == "agent-dark"
+    assert chosen("agent-paper", available) == "agent-ember"
+    assert chosen("no-such-theme", available) == "agent-dark"
 
 
 def bundled_names() -> set[str]:
