@@ -182,16 +182,14 @@ async def lsp_symbols(
         return ToolResult(str(e), is_error=True)
     needle = query.lower()
     matching = list(dict.fromkeys(s for s in symbols if needle in s.name.lower()))
-    if not matching and path:
-        return ToolResult(f"No symbol matching {query!r} found.")
     if not matching:
         # A server indexes the workspace after it starts (pyright waits for a quiet spell
         # between requests): until then it answers from the files it has open.
-        return ToolResult(
-            f"No symbol matching {query!r} found in what the language servers have indexed;"
-            " one that has just started may not have read every file yet: ask again, or"
-            " search the files' text."
+        unsure = (
+            " in what the language servers have indexed; one that has just started may not"
+            " have read every file yet: ask again, or search the files' text"
         )
+        return ToolResult(f"No symbol matching {query!r} found{'' if path else unsure}.")
     texts: dict[str, list[str]] = {}
     out = []
     for symbol in matching[:LOCATIONS_SHOWN]:
